@@ -1,0 +1,97 @@
+"""The assembler folds deltas into exactly the message a non-streamed call returns."""
+
+from __future__ import annotations
+
+import pytest
+
+from thinkagent import Message, TextPart, ThinkingBlock, ToolCall, Usage
+from thinkagent.stream import MessageAssembler, TextDelta, ThinkingDelta, ToolCallDelta
+from thinkagent.testing import deltas_for
+
+MESSAGE = Message(
+    role="assistant",
+    parts=(
+        ThinkingBlock.signed("Let me think about this carefully.", "EqQBCkYIBxgC"),
+        ThinkingBlock.redacted_payload("EmwKAhgBEgy3va3pzix"),
+        TextPart(text="I'll check."),
+        ToolCall(id="toolu_1", name="get_weather", arguments={"city": "Paris", "days": [1, 2]}),
+        ThinkingBlock.signed("", "ErUBCkYIBxgC"),
+        TextPart(text="", signature="Cs4BAXLI"),
+    ),
+    provider="anthropic",
+    model="claude-sonnet-4-5",
+    usage=Usage(input_tokens=10, output_tokens=40, thinking_tokens=20),
+    finish_reason="tool_call",
+)
+
+
+def assemble(deltas: list, *, json_arguments: bool = True) -> Message:  # type: ignore[type-arg]
+    assembler = MessageAssembler(json_arguments=json_arguments)
+    for delta in deltas:
+        assembler.add(delta)
+    return assembler.message(
+        provider="anthropic",
+        model="claude-sonnet-4-5",
+        usage=MESSAGE.usage,
+        finish_reason="tool_call",
+    )
+
+
+@pytest.mark.parametrize("chunk_size", [1, 3, 100])
+def test_deltas_assemble_into_the_same_message(chunk_size: int) -> None:
+    assert assemble(deltas_for(MESSAGE, chunk_size)) == MESSAGE
+
+
+def test_interleaved_deltas_fold_by_index() -> None:
+    deltas = deltas_for(MESSAGE, 2)
+    by_part: dict[int, list[object]] = {}
+    for d in deltas:
+        by_part.setdefault(d.index, []).append(d)
+    # text of part 2 arriving between fragments of part 0 still lands in the right parts
+    shuffled = [*by_part[0][:2], *by_part[2], *by_part[0][2:]]
+    rest = [d for i in sorted(by_part) if i not in (0, 2) for d in by_part[i]]
+    assert assemble(shuffled + rest) == MESSAGE  # type: ignore[arg-type]
+
+
+def test_text_arguments_are_kept_exactly() -> None:
+    deltas = [ToolCallDelta(0, id="call_1", name="f"), ToolCallDelta(0, args_fragment='{"a":'), ToolCallDelta(0, args_fragment=" 1}")]
+    message = assemble(deltas, json_arguments=False)  # type: ignore[arg-type]
+    assert message.tool_calls[0].arguments == '{"a": 1}'
+
+
+def test_unparseable_json_arguments_are_kept_as_text() -> None:
+    deltas = [ToolCallDelta(0, id="c", name="f", args_fragment='{"a": ')]
+    assert assemble(deltas).tool_calls[0].arguments == '{"a": '  # type: ignore[arg-type]
+
+
+def test_a_kind_clash_is_an_error() -> None:
+    assembler = MessageAssembler()
+    assembler.add(TextDelta(0, text="x"))
+    with pytest.raises(ValueError, match="part 0"):
+        assembler.add(ThinkingDelta(0, text="y"))
+
+
+def test_partial_never_signs_the_block_being_built() -> None:
+    assembler = MessageAssembler()
+    for delta in [
+        ThinkingDelta(0, text="complete"),
+        ThinkingDelta(0, signature="sig-0"),
+        TextDelta(1, text="visible"),
+        ThinkingDelta(2, text="cut off mid"),
+        ThinkingDelta(2, signature="sig-2"),
+    ]:
+        assembler.add(delta)
+    partial = assembler.partial(provider="anthropic", model="m")
+    assert partial.parts == (
+        ThinkingBlock.signed("complete", "sig-0"),
+        TextPart(text="visible"),
+        ThinkingBlock.plain("cut off mid"),
+    )
+
+
+def test_partial_drops_thinking_with_nothing_to_show() -> None:
+    assembler = MessageAssembler()
+    assembler.add(TextDelta(0, text="a"))
+    assembler.add(ToolCallDelta(1, args_fragment='{"x"'))  # its id and name never arrived
+    assembler.add(ThinkingDelta(2, signature="only-a-signature"))
+    assert assembler.partial(provider="p", model="m").parts == (TextPart(text="a"),)

@@ -1,0 +1,142 @@
+"""One error hierarchy for everything thinkagent raises.
+
+Every error a run raises carries the run's evidence so far (`messages`, `usage`): a failed run
+can be persisted and resumed with `Agent.run(None, history=error.messages)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .messages import Message, Usage
+
+__all__ = [
+    "ConfigurationError",
+    "HistoryError",
+    "MaxTurnsExceeded",
+    "ProviderError",
+    "RunCancelled",
+    "StreamInterrupted",
+    "ThinkAgentError",
+    "ToolError",
+    "ToolRetriesExceeded",
+    "UsageLimitExceeded",
+]
+
+
+class ThinkAgentError(Exception):
+    """Base class of every error thinkagent raises.
+
+    When raised out of a run, `messages` holds the run's valid history up to the failure (the
+    input history plus every complete message of this run) and `usage` what the run consumed.
+    """
+
+    messages: list[Message]
+    usage: Usage | None
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.messages = []
+        self.usage = None
+
+    def with_evidence(self, messages: Sequence[Message], usage: Usage) -> ThinkAgentError:
+        """Attach a run's evidence (used by the agent before re-raising)."""
+        self.messages = list(messages)
+        self.usage = usage
+        return self
+
+
+class ConfigurationError(ThinkAgentError, ValueError):
+    """A model, tool or agent was configured with settings that cannot work together."""
+
+
+class HistoryError(ThinkAgentError, ValueError):
+    """A history is not valid to send; names the message (and part) at fault.
+
+    Raised before any request is sent, so nothing reaches a provider.
+    """
+
+    def __init__(self, reason: str, *, message_index: int, part_index: int | None = None) -> None:
+        where = f"messages[{message_index}]"
+        if part_index is not None:
+            where += f".parts[{part_index}]"
+        super().__init__(f"{where}: {reason}")
+        self.reason = reason
+        self.message_index = message_index
+        self.part_index = part_index
+
+
+class ProviderError(ThinkAgentError):
+    """A provider refused or failed a request.
+
+    `message` is the provider's own message; the vendor SDK's exception is chained as
+    `__cause__`. `retryable` says whether sending the same request again may succeed.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        status: int | None = None,
+        retryable: bool = False,
+        error_type: str | None = None,
+    ) -> None:
+        prefix = f"{provider} error" + (f" {status}" if status is not None else "")
+        super().__init__(f"{prefix}: {message}")
+        self.provider = provider
+        self.status = status
+        self.message = message
+        self.retryable = retryable
+        self.error_type = error_type
+
+
+class StreamInterrupted(ProviderError):
+    """A stream ended before its terminal event.
+
+    `partial` is what had arrived, with the block being built left unsigned so it can never be
+    replayed as signed; it is not part of `messages`.
+    """
+
+    def __init__(self, message: str, *, provider: str, partial: Message | None = None) -> None:
+        super().__init__(message, provider=provider, retryable=True)
+        self.partial = partial
+
+
+class ToolError(ThinkAgentError):
+    """A tool could not be run (bad definition, or it kept failing)."""
+
+
+class ToolRetriesExceeded(ToolError):
+    """A tool failed more times in a row than its `max_retries` allows."""
+
+    def __init__(self, tool_name: str, max_retries: int, last_error: str) -> None:
+        super().__init__(
+            f"tool {tool_name!r} failed {max_retries + 1} times in a row; last error: {last_error}"
+        )
+        self.tool_name = tool_name
+        self.last_error = last_error
+
+
+class UsageLimitExceeded(ThinkAgentError):
+    """A run went past one of its `UsageLimits`."""
+
+
+class MaxTurnsExceeded(UsageLimitExceeded):
+    """The model asked for tools again after the run's `max_turns` model requests."""
+
+
+class RunCancelled(asyncio.CancelledError):
+    """A run was cancelled; carries its evidence like the other run errors.
+
+    A subclass of `asyncio.CancelledError`, so cancellation propagates as asyncio expects
+    (it is deliberately not a `ThinkAgentError`: `except Exception` must not swallow it).
+    """
+
+    def __init__(self, messages: Sequence[Message], usage: Usage) -> None:
+        super().__init__("run cancelled")
+        self.messages = list(messages)
+        self.usage = usage

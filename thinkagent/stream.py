@@ -1,0 +1,220 @@
+"""Streaming: the delta events models yield, and the assembler that folds them into a `Message`.
+
+A model's stream yields `ThinkingDelta`, `TextDelta` and `ToolCallDelta` events as they arrive
+and ends with the complete `ModelResponse`. `index` is the position of the part in the final
+message, so deltas of interleaved parts fold into exactly the message a non-streamed call
+returns.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from pydantic import JsonValue
+
+from .messages import (
+    FinishReason,
+    Message,
+    Part,
+    ProviderDetails,
+    TextPart,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+__all__ = [
+    "MessageAssembler",
+    "ModelDelta",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallDelta",
+    "ToolResultEvent",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """More of thinking block `index`: a text fragment, its signature, or a whole redacted payload.
+
+    A signature or payload replaces any earlier one: providers send each whole, once.
+
+    `id` carries a Responses reasoning item's id; `provider_details` is merged into the block's.
+    """
+
+    index: int
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+    id: str | None = None
+    provider_details: ProviderDetails | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """More of text part `index` (and its signature, on Gemini)."""
+
+    index: int
+    text: str = ""
+    signature: str | None = None
+    provider_details: ProviderDetails | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """More of tool call `index`: id and name on its first delta, then argument JSON fragments."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    args_fragment: str = ""
+    signature: str | None = None
+    provider_details: ProviderDetails | None = None
+
+
+ModelDelta = ThinkingDelta | TextDelta | ToolCallDelta
+"""A delta a model's stream yields before its final `ModelResponse`."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEvent:
+    """A tool finished during an agent run (results arrive in call order)."""
+
+    result: ToolResult
+
+
+@dataclass(slots=True)
+class _Builder:
+    kind: type[Part]
+    chunks: list[str] = field(default_factory=list[str])
+    signature: str | None = None
+    redacted: str | None = None
+    id: str | None = None
+    name: str | None = None
+    details: dict[str, JsonValue] | None = None
+
+    def merge_details(self, details: ProviderDetails | None) -> None:
+        if details:
+            self.details = {**(self.details or {}), **details}
+
+
+class MessageAssembler:
+    """Folds a model's deltas into the assistant `Message` they describe.
+
+    `json_arguments` says whether tool-call argument fragments form a JSON object to parse into
+    a dict (Anthropic, Bedrock, Gemini) or text to keep exactly (OpenAI).
+    """
+
+    def __init__(self, *, json_arguments: bool = True) -> None:
+        self._json_arguments = json_arguments
+        self._builders: dict[int, _Builder] = {}
+
+    def add(self, delta: ModelDelta) -> None:
+        """Fold one delta in."""
+        builder = self._builder(delta)
+        builder.merge_details(delta.provider_details)
+        if delta.signature is not None:
+            builder.signature = delta.signature
+        if isinstance(delta, ToolCallDelta):
+            builder.id = delta.id or builder.id
+            builder.name = delta.name or builder.name
+            if delta.args_fragment:
+                builder.chunks.append(delta.args_fragment)
+            return
+        if delta.text:
+            builder.chunks.append(delta.text)
+        if isinstance(delta, ThinkingDelta):
+            if delta.redacted is not None:
+                builder.redacted = delta.redacted
+            builder.id = delta.id or builder.id
+
+    def _builder(self, delta: ModelDelta) -> _Builder:
+        kind = {ThinkingDelta: ThinkingBlock, TextDelta: TextPart, ToolCallDelta: ToolCall}[
+            type(delta)
+        ]
+        builder = self._builders.get(delta.index)
+        if builder is None:
+            builder = self._builders[delta.index] = _Builder(kind)
+        elif builder.kind is not kind:
+            raise ValueError(
+                f"delta for part {delta.index} is a {type(delta).__name__}, "
+                f"but that part is a {builder.kind.__name__}"
+            )
+        return builder
+
+    def message(
+        self,
+        *,
+        provider: str,
+        model: str,
+        usage: Usage | None = None,
+        finish_reason: FinishReason | None = None,
+        id: str | None = None,
+        provider_details: ProviderDetails | None = None,
+    ) -> Message:
+        """The complete message, once the stream's terminal event has arrived."""
+        parts = [self._part(b) for _, b in sorted(self._builders.items())]
+        return Message(
+            role="assistant",
+            parts=tuple(p for p in parts if p is not None),
+            provider=provider,
+            model=model,
+            id=id,
+            usage=usage,
+            finish_reason=finish_reason,
+            provider_details=provider_details,
+        )
+
+    def partial(self, *, provider: str, model: str) -> Message:
+        """What arrived before a stream was cut off.
+
+        The part that was still being built loses its signature (its text may be incomplete, so
+        it must never be replayed as signed); thinking left with nothing to show is dropped.
+        """
+        if self._builders:
+            last = max(self._builders)
+            self._builders[last].signature = None
+        parts = [self._part(b, partial=True) for _, b in sorted(self._builders.items())]
+        return Message(
+            role="assistant",
+            parts=tuple(p for p in parts if p is not None),
+            provider=provider,
+            model=model,
+        )
+
+    def _part(self, b: _Builder, *, partial: bool = False) -> Part | None:
+        text = "".join(b.chunks)
+        if b.kind is ThinkingBlock:
+            block = ThinkingBlock.model_construct(
+                text=text, signature=b.signature, redacted=b.redacted, id=b.id
+            )
+            if partial and block.problem() is not None:
+                return None
+            return ThinkingBlock(
+                text=text,
+                signature=b.signature,
+                redacted=b.redacted,
+                id=b.id,
+                provider_details=b.details,
+            )
+        if b.kind is TextPart:
+            return TextPart(text=text, signature=b.signature, provider_details=b.details)
+        if b.id is None or b.name is None:
+            if partial:
+                return None
+            raise ValueError("a streamed tool call ended without an id or a name")
+        arguments: dict[str, JsonValue] | str = text
+        if self._json_arguments:
+            try:
+                arguments = json.loads(text) if text.strip() else {}
+            except json.JSONDecodeError:
+                arguments = text  # kept as text; the agent reports the bad JSON to the model
+        return ToolCall(
+            id=b.id,
+            name=b.name,
+            arguments=arguments,
+            signature=b.signature,
+            provider_details=b.details,
+        )
