@@ -161,7 +161,7 @@ class ToolResult(_Frozen):
     kind: Literal["tool_result"] = "tool_result"
     call_id: str
     name: str
-    content: JsonValue
+    content: JsonValue = None
     is_error: bool = Field(default=False, exclude_if=_is_false)
     provider_details: ProviderDetails | None = None
 

@@ -8,7 +8,7 @@ import functools
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast, get_type_hints
+from typing import Any, cast
 
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, create_model
@@ -109,8 +109,8 @@ def _arguments_model(
 ) -> type[BaseModel]:
     try:
         signature = inspect.signature(function)
-        hints = get_type_hints(function, include_extras=True)
-    except (TypeError, ValueError, NameError) as exc:
+        hints = _parameter_hints(function)
+    except (TypeError, ValueError, NameError, SyntaxError) as exc:
         raise ToolError(f"cannot read the signature of tool {tool_name!r}: {exc}") from exc
     fields: dict[str, Any] = {}
     for param in signature.parameters.values():
@@ -130,6 +130,23 @@ def _arguments_model(
         __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
         **fields,
     )
+
+
+def _parameter_hints(function: ToolFunction) -> dict[str, Any]:
+    """The parameters' type hints, evaluated like `typing.get_type_hints` does, but leaving the
+    return annotation alone (it may name a type the tool's module cannot see)."""
+    annotations: dict[str, Any] = dict(getattr(function, "__annotations__", {}))
+    annotations.pop("return", None)
+    if not any(isinstance(a, str) for a in annotations.values()):
+        return annotations
+    global_ns: dict[str, Any] = getattr(function, "__globals__", {})
+    local_ns = (
+        dict(inspect.getclosurevars(function).nonlocals) if inspect.isfunction(function) else {}
+    )
+    return {
+        name: eval(hint, global_ns, local_ns) if isinstance(hint, str) else hint
+        for name, hint in annotations.items()
+    }
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:

@@ -38,7 +38,11 @@ from thinkagent.testing import ScriptedModel, ScriptedResponse
 
 
 def reply(*parts: Any, usage: Usage | None = None) -> Message:
-    return Message(role="assistant", parts=tuple(parts), usage=usage or Usage(input_tokens=10, output_tokens=5, thinking_tokens=3))
+    return Message(
+        role="assistant",
+        parts=tuple(parts),
+        usage=usage or Usage(input_tokens=10, output_tokens=5, thinking_tokens=3),
+    )
 
 
 def calls(*names_and_args: tuple[str, dict[str, Any]]) -> Message:
@@ -80,10 +84,15 @@ async def test_history_is_kept_verbatim_and_new_messages_split_off() -> None:
 
 
 async def test_run_stream_equals_run_and_thinking_precedes_text() -> None:
-    script = [calls(("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})), answer()]
+    script = [
+        calls(("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})),
+        answer(),
+    ]
     expected = await Agent(ScriptedModel(script), tools=[get_weather]).run("q")
     events: list[object] = []
-    async with Agent(ScriptedModel(script, chunk_size=3), tools=[get_weather]).run_stream("q") as stream:
+    async with Agent(ScriptedModel(script, chunk_size=3), tools=[get_weather]).run_stream(
+        "q"
+    ) as stream:
         async for event in stream:
             events.append(event)
     assert stream.result == expected
@@ -133,7 +142,10 @@ async def test_invalid_arguments_go_back_before_the_tool_runs() -> None:
 async def test_unknown_tools_and_bad_json_are_reported_to_the_model() -> None:
     model = ScriptedModel(
         [
-            reply(ToolCall(id="a", name="nope", arguments={}), ToolCall(id="b", name="get_weather", arguments="{oops")),
+            reply(
+                ToolCall(id="a", name="nope", arguments={}),
+                ToolCall(id="b", name="get_weather", arguments="{oops"),
+            ),
             answer(),
         ]
     )
@@ -169,7 +181,9 @@ async def test_parallel_calls_run_concurrently_and_keep_call_order() -> None:
         await asyncio.sleep(0.01 if label == "first" else 0)
         return label.upper()
 
-    model = ScriptedModel([calls(("slow", {"label": "first"}), ("slow", {"label": "second"})), answer()])
+    model = ScriptedModel(
+        [calls(("slow", {"label": "first"}), ("slow", {"label": "second"})), answer()]
+    )
     result = await Agent(model, tools=[slow]).run("q")
     assert [r.content for r in result.messages[2].tool_results] == ["FIRST", "SECOND"]
 
@@ -181,7 +195,9 @@ async def test_tool_timeout_is_an_error_result() -> None:
 
     model = ScriptedModel([calls(("hangs", {})), answer()])
     result = await Agent(model, tools=[Tool(hangs, timeout=0.05)]).run("q")
-    assert result.messages[2].tool_results[0].content == "Tool 'hangs' timed out after 0.05 seconds."
+    assert (
+        result.messages[2].tool_results[0].content == "Tool 'hangs' timed out after 0.05 seconds."
+    )
 
 
 async def test_max_turns_carries_the_evidence() -> None:
@@ -193,7 +209,9 @@ async def test_max_turns_carries_the_evidence() -> None:
     validate_history(evidence)
     assert [m.role for m in evidence] == ["user", "assistant", "user", "assistant"]
     assert evidence[-1].tool_calls  # pending: `run(None, history=...)` picks up from here
-    assert info.value.usage == Usage(input_tokens=20, output_tokens=10, thinking_tokens=6, requests=2)
+    assert info.value.usage == Usage(
+        input_tokens=20, output_tokens=10, thinking_tokens=6, requests=2
+    )
 
 
 async def test_usage_limits() -> None:
@@ -207,11 +225,15 @@ async def test_usage_limits() -> None:
 async def test_invalid_history_is_rejected_before_any_request() -> None:
     model = ScriptedModel([answer()])
     bad = [Message(role="user", parts=(TextPart(text="q"), ThinkingBlock.signed("t", "s")))]
-    with pytest.raises(HistoryError, match=r"messages\[0\]\.parts\[1\]: thinking on a user message"):
+    with pytest.raises(
+        HistoryError, match=r"messages\[0\]\.parts\[1\]: thinking on a user message"
+    ):
         await Agent(model).run("next", history=bad)
     smuggled = ThinkingBlock.model_construct(text="t", redacted="r", signature=None)
     bad2 = [Message.user("q"), Message.model_construct(role="assistant", parts=(smuggled,))]
-    with pytest.raises(HistoryError, match=r"messages\[1\]\.parts\[0\]: .*both text and a redacted"):
+    with pytest.raises(
+        HistoryError, match=r"messages\[1\]\.parts\[0\]: .*both text and a redacted"
+    ):
         await Agent(model).run("next", history=bad2)
     with pytest.raises(HistoryError):
         async with Agent(model).run_stream("next", history=bad) as stream:

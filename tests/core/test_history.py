@@ -65,7 +65,11 @@ def test_empty_history_is_valid() -> None:
             (2, None),
             "two assistant messages in a row",
         ),
-        ([Message.user("q"), assistant(TextPart(text="a")), results("zz")], (2, 0), "matches no tool call"),
+        (
+            [Message.user("q"), assistant(TextPart(text="a")), results("zz")],
+            (2, 0),
+            "matches no tool call",
+        ),
         (
             [Message.user("q"), assistant(call("a")), results("a"), results("a")],
             (3, 0),
@@ -77,7 +81,12 @@ def test_empty_history_is_valid() -> None:
             "'b' has no result",
         ),
         (
-            [Message.user("q"), assistant(call("a")), Message.user("next"), assistant(TextPart(text="x"))],
+            [
+                Message.user("q"),
+                assistant(call("a")),
+                Message.user("next"),
+                assistant(TextPart(text="x")),
+            ],
             (1, 0),
             "no result before the next assistant message",
         ),
@@ -109,7 +118,10 @@ def test_invalid_histories_name_message_and_part(
 
 def test_an_invalid_block_smuggled_past_construction_is_caught() -> None:
     bad = ThinkingBlock.model_construct(text="visible", redacted="payload", signature=None)
-    history = [Message.user("q"), Message.model_construct(role="assistant", parts=(TextPart(text="a"), bad))]
+    history = [
+        Message.user("q"),
+        Message.model_construct(role="assistant", parts=(TextPart(text="a"), bad)),
+    ]
     with pytest.raises(HistoryError, match="both text and a redacted payload") as info:
         validate_history(history)
     assert (info.value.message_index, info.value.part_index) == (1, 1)
@@ -151,7 +163,10 @@ def test_repair_leaves_a_valid_history_alone() -> None:
 def turn(n: int, *, tools: int) -> list[Message]:
     messages = [Message.user(f"question {n}")]
     for k in range(tools):
-        messages += [assistant(ThinkingBlock.signed(f"t{n}{k}", "s"), call(f"c{n}{k}")), results(f"c{n}{k}")]
+        messages += [
+            assistant(ThinkingBlock.signed(f"t{n}{k}", "s"), call(f"c{n}{k}")),
+            results(f"c{n}{k}"),
+        ]
     return [*messages, assistant(TextPart(text=f"answer {n}"))]
 
 

@@ -54,7 +54,11 @@ def test_interleaved_deltas_fold_by_index() -> None:
 
 
 def test_text_arguments_are_kept_exactly() -> None:
-    deltas = [ToolCallDelta(0, id="call_1", name="f"), ToolCallDelta(0, args_fragment='{"a":'), ToolCallDelta(0, args_fragment=" 1}")]
+    deltas = [
+        ToolCallDelta(0, id="call_1", name="f"),
+        ToolCallDelta(0, args_fragment='{"a":'),
+        ToolCallDelta(0, args_fragment=" 1}"),
+    ]
     message = assemble(deltas, json_arguments=False)  # type: ignore[arg-type]
     assert message.tool_calls[0].arguments == '{"a": 1}'
 
