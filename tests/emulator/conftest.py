@@ -1,0 +1,75 @@
+"""Shared fixtures: one emulator per test module, reset before each test; vendor clients
+per test (an async client belongs to the test's event loop)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+from thinkagent.emulator import Emulator
+
+WEATHER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+}
+TIME_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "format": {"type": "string", "enum": ["24h", "12h"]},
+    },
+    "required": ["city", "format"],
+}
+#: Two tools: the question "weather and the time in Paris" makes a 3-turn loop
+#: (get_weather, then get_time, then the answer).
+ANTHROPIC_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "input_schema": WEATHER_SCHEMA,
+    },
+    {"name": "get_time", "description": "Local time in a city.", "input_schema": TIME_SCHEMA},
+]
+BEDROCK_TOOLS: dict[str, Any] = {
+    "tools": [
+        {
+            "toolSpec": {
+                "name": t["name"],
+                "description": t["description"],
+                "inputSchema": {"json": t["input_schema"]},
+            }
+        }
+        for t in ANTHROPIC_TOOLS
+    ]
+}
+QUESTION = "What's the weather and the time in Paris?"
+TOOL_OUTPUT = {"get_weather": "sunny, 21 C", "get_time": "14:05"}
+
+
+@pytest.fixture(scope="module")
+def emu() -> Iterator[Emulator]:
+    with Emulator() as emulator:
+        yield emulator
+
+
+@pytest.fixture(autouse=True)
+def _fresh(request: pytest.FixtureRequest) -> None:
+    if "emu" in request.fixturenames:
+        request.getfixturevalue("emu").reset()
+
+
+@pytest.fixture
+async def anthropic_client(emu: Emulator) -> AsyncIterator[Any]:
+    client = emu.anthropic_client(max_retries=0)
+    yield client
+    await client.close()
+
+
+@pytest.fixture(scope="module")
+def bedrock(emu: Emulator) -> Any:
+    from botocore.config import Config
+
+    return emu.bedrock_client(config=Config(retries={"total_max_attempts": 1}))

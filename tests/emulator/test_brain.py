@@ -1,0 +1,230 @@
+"""The deterministic reasoning policy, provider-neutral."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from thinkagent.emulator.brain import MAGIC_REDACTED_PROMPT, plan, subjects
+from thinkagent.emulator.model import (
+    Conversation,
+    Message,
+    Settings,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
+
+WEATHER = ToolSpec(
+    "get_weather",
+    "Current weather for a city.",
+    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+STOCKS = ToolSpec(
+    "stock_price",
+    "Latest price of a stock ticker.",
+    {"type": "object", "properties": {"ticker": {"type": "string"}}, "required": ["ticker"]},
+)
+THINK = Settings(thinking=True)
+
+
+def ask(question: str, *tools: ToolSpec, settings: Settings = THINK) -> Any:
+    return plan(Conversation(messages=(Message("user", question),), tools=tools), settings)
+
+
+def answer_loop(question: str, *tools: ToolSpec, settings: Settings = THINK) -> list[Any]:
+    """Run the loop to the end, answering every call with "ok <name>"."""
+    messages: list[Message] = [Message("user", question)]
+    replies = []
+    for step in range(10):
+        reply = plan(Conversation(messages=tuple(messages), tools=tools), settings)
+        replies.append(reply)
+        if not reply.tool_calls:
+            return replies
+        calls = tuple(
+            ToolCall(f"c{step}-{i}", c.name, c.arguments) for i, c in enumerate(reply.tool_calls)
+        )
+        messages.append(
+            Message("assistant", text=reply.text, thinking=reply.thinking or "", tool_calls=calls)
+        )
+        messages.append(
+            Message("user", tool_results=tuple(ToolResult(c.id, f"ok {c.name}") for c in calls))
+        )
+    raise AssertionError("the loop did not end")
+
+
+def test_subjects() -> None:
+    assert subjects("What's the weather in Paris and in London?") == ["Paris", "London"]
+    assert subjects("Tell me about New York, please.") == ["New York"]
+    assert subjects("What is the largest city in the user country?") == []
+    assert subjects("Now do Lyon too.") == ["Lyon"]
+    assert subjects(MAGIC_REDACTED_PROMPT) == []
+
+
+def test_matching_tools_in_offered_order_then_answer() -> None:
+    replies = answer_loop(
+        "What's the weather at ACME headquarters, and its stock price?", STOCKS, WEATHER
+    )
+    assert [[(c.name, dict(c.arguments)) for c in r.tool_calls] for r in replies] == [
+        [("stock_price", {"ticker": "ACME"})],
+        [("get_weather", {"city": "ACME"})],
+        [],
+    ]
+    final = replies[-1]
+    assert final.stop == "end_turn"
+    assert "ok stock_price" in final.text
+    assert "ok get_weather" in final.text
+    assert "ok get_weather" in (final.thinking or "")
+
+
+def test_unmatched_question_calls_the_first_tool_and_no_tools_answers() -> None:
+    assert [c.name for c in ask("Hello!", STOCKS, WEATHER).tool_calls] == ["stock_price"]
+    direct = ask("Hello!")
+    assert direct.tool_calls == ()
+    assert "Hello!" in direct.text
+    assert direct.stop == "end_turn"
+    assert ask("Weather in Paris?", WEATHER, settings=Settings(tool_choice="none")).tool_calls == ()
+
+
+def test_parallel_calls_and_their_opt_out() -> None:
+    reply = ask("Weather in Paris and in London?", WEATHER)
+    assert [c.arguments for c in reply.tool_calls] == [{"city": "Paris"}, {"city": "London"}]
+    single = ask(
+        "Weather in Paris and in London?", WEATHER, settings=Settings(parallel_tool_calls=False)
+    )
+    assert [c.arguments for c in single.tool_calls] == [{"city": "Paris"}]
+
+
+def test_forced_choices() -> None:
+    forced = ask(
+        "Hello!", STOCKS, WEATHER, settings=Settings(tool_choice="tool", tool_name="get_weather")
+    )
+    assert [c.name for c in forced.tool_calls] == ["get_weather"]
+    done = (
+        Message("user", "Weather in Paris?"),
+        Message("assistant", tool_calls=(ToolCall("c1", "get_weather", {"city": "Paris"}),)),
+        Message("user", tool_results=(ToolResult("c1", "sunny"),)),
+    )
+    conversation = Conversation(messages=done, tools=(WEATHER,))
+    assert plan(conversation, Settings()).tool_calls == ()  # every planned tool was called: answer
+    assert [c.name for c in plan(conversation, Settings(tool_choice="any")).tool_calls] == [
+        "get_weather"
+    ]
+
+
+def test_arguments_follow_the_schema() -> None:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "$defs": {
+            "Point": {
+                "type": "object",
+                "properties": {"lat": {"type": "number"}},
+                "required": ["lat"],
+            }
+        },
+        "properties": {
+            "city": {"type": "string"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "days": {"type": "integer", "minimum": 1, "maximum": 7},
+            "verbose": {"type": "boolean"},
+            "tags": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+            "where": {"$ref": "#/$defs/Point"},
+            "note": {"anyOf": [{"type": "null"}, {"type": "string", "maxLength": 5}]},
+            "when": {"type": "string", "format": "date"},
+            "kind": {"const": "forecast"},
+            "limit": {"type": "integer", "default": 3},
+            "optional": {"type": "string"},
+        },
+        "required": [
+            "city",
+            "unit",
+            "days",
+            "verbose",
+            "tags",
+            "where",
+            "note",
+            "when",
+            "kind",
+            "limit",
+        ],
+    }
+    tool = ToolSpec("forecast", "Weather forecast", schema)
+    args = ask("Forecast for Paris over 12 days in fahrenheit", tool).tool_calls[0].arguments
+    assert args == {
+        "city": "Paris",
+        "unit": "fahrenheit",
+        "days": 7,
+        "verbose": True,
+        "tags": ["Paris", "Paris"],
+        "where": {"lat": 12},
+        "note": "Paris",
+        "when": "2025-01-01",
+        "kind": "forecast",
+        "limit": 3,
+    }
+
+
+def test_several_name_slots_take_the_subjects_in_order() -> None:
+    flights = ToolSpec(
+        "find_flights",
+        "Flights between two cities",
+        {
+            "type": "object",
+            "properties": {
+                "origin": {"type": "string"},
+                "destination": {"type": "string"},
+                "query": {"type": "string"},
+            },
+            "required": ["origin", "destination", "query"],
+        },
+    )
+    args = ask("Flights from Paris to Tokyo?", flights).tool_calls[0].arguments
+    assert args == {
+        "origin": "Paris",
+        "destination": "Tokyo",
+        "query": "Flights from Paris to Tokyo?",
+    }
+
+
+def test_thinking_effort_interleaving_and_redaction() -> None:
+    assert ask("Weather in Paris?", WEATHER, settings=Settings()).thinking is None
+    low = (
+        ask("Weather in Paris?", WEATHER, settings=Settings(thinking=True, effort="low")).thinking
+        or ""
+    )
+    high = (
+        ask("Weather in Paris?", WEATHER, settings=Settings(thinking=True, effort="max")).thinking
+        or ""
+    )
+    assert '"Weather in Paris?"' in low
+    assert len(low) < len(high)
+    non_interleaved = answer_loop(
+        "Weather in Paris?", WEATHER, settings=Settings(thinking=True, interleaved=False)
+    )
+    assert [r.thinking is not None for r in non_interleaved] == [True, False]
+    assert ask(MAGIC_REDACTED_PROMPT).redacted
+    assert not ask(MAGIC_REDACTED_PROMPT, settings=Settings()).redacted
+
+
+def test_usage_and_max_tokens() -> None:
+    reply = ask("Weather in Paris?", WEATHER)
+    assert reply.usage is not None
+    assert reply.usage.output_tokens > reply.usage.thinking_tokens > 0
+    longer = ask("Weather in Paris? " * 50, WEATHER)
+    assert longer.usage is not None
+    assert longer.usage.input_tokens > reply.usage.input_tokens
+    cut = ask("Hello " * 200, settings=Settings(max_tokens=20))
+    assert cut.stop == "max_tokens"
+    assert cut.usage is not None
+    assert cut.usage.output_tokens == 20
+
+
+@settings(max_examples=50, deadline=None)
+@given(question=st.text(max_size=200), thinking=st.booleans())
+def test_deterministic_for_any_question(question: str, thinking: bool) -> None:
+    settings_ = Settings(thinking=thinking)
+    assert ask(question, WEATHER, STOCKS, settings=settings_) == ask(
+        question, WEATHER, STOCKS, settings=settings_
+    )

@@ -1,0 +1,632 @@
+"""The emulator's "model": a small deterministic reasoning policy, provider-neutral.
+
+:func:`plan` turns a :class:`~thinkagent.emulator.model.Conversation` and its
+:class:`~thinkagent.emulator.model.Settings` into a :class:`~thinkagent.emulator.model.Reply`.
+The same input always gives the same output.
+
+Policy
+------
+* The *question* is the text of the last user turn that has text. Tool calls made after
+  it (and their results) form the current tool loop.
+* Tools the question *matches* are those whose name or description shares a significant
+  word with it (``get_weather`` / "Current weather for a city." matches "What's the
+  weather in Paris?"). If none matches, the first offered tool is the plan.
+* Each step calls the next planned tool not yet called in the current loop, in offered
+  order, one tool per step. When the question names several subjects (capitalised
+  names such as "Paris and London") and the tool takes one string argument for them,
+  the step makes one call per subject, in parallel (unless parallel calls are disabled).
+* Once every planned tool has been called, the reply answers, quoting the results.
+  With no tools, or ``tool_choice`` ``none``, it answers directly. A forced choice
+  (``any``/``tool``) always calls a tool.
+* Arguments are valid for the tool's JSON schema: required properties are filled by type
+  (subjects or the question for strings, an enum value mentioned in the question or the
+  first one, numbers from the question within bounds, ``true``, arrays of one item or of
+  the subjects, nested objects, ``$ref``/``anyOf``/``oneOf``/``allOf``).
+* Thinking (when enabled, and when interleaved or at the start of the assistant turn)
+  quotes the question and says which tools it uses and why, or
+  which results it got. Higher ``effort`` adds a checking sentence; ``low`` keeps it short.
+* The magic Anthropic prompt makes the reply's thinking redacted.
+* Usage counts about four characters per token; ``max_tokens`` truncates the answer
+  (stop reason ``max_tokens``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from .model import (
+    Conversation,
+    Message,
+    Reply,
+    Settings,
+    ToolCall,
+    ToolCallSpec,
+    ToolResult,
+    ToolSpec,
+    Usage,
+)
+from .values import as_list, as_mapping, mapping_or_none
+
+__all__ = ["MAGIC_REDACTED_PROMPT", "count_tokens", "plan", "reply_usage", "subjects"]
+
+#: Anthropic's documented test prompt that makes Claude return redacted thinking.
+MAGIC_REDACTED_PROMPT = (
+    "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_"
+    "46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB"
+)
+
+_STOP_SUBJECTS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "also",
+        "are",
+        "at",
+        "be",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "get",
+        "give",
+        "hello",
+        "hey",
+        "hi",
+        "how",
+        "i",
+        "i'd",
+        "i'll",
+        "i'm",
+        "in",
+        "is",
+        "it",
+        "it's",
+        "let",
+        "me",
+        "my",
+        "no",
+        "not",
+        "now",
+        "of",
+        "ok",
+        "okay",
+        "on",
+        "or",
+        "please",
+        "show",
+        "so",
+        "tell",
+        "thank",
+        "thanks",
+        "that",
+        "the",
+        "then",
+        "there",
+        "these",
+        "this",
+        "those",
+        "to",
+        "too",
+        "us",
+        "was",
+        "we",
+        "what",
+        "what's",
+        "whats",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "yes",
+        "you",
+        "your",
+    ]
+)
+_GENERIC = frozenset(
+    [
+        "about",
+        "all",
+        "and",
+        "any",
+        "are",
+        "can",
+        "does",
+        "each",
+        "for",
+        "from",
+        "get",
+        "given",
+        "has",
+        "have",
+        "info",
+        "information",
+        "into",
+        "its",
+        "list",
+        "look",
+        "lookup",
+        "make",
+        "new",
+        "one",
+        "please",
+        "return",
+        "returns",
+        "set",
+        "some",
+        "that",
+        "the",
+        "their",
+        "them",
+        "this",
+        "tool",
+        "tools",
+        "use",
+        "using",
+        "value",
+        "what",
+        "when",
+        "which",
+        "with",
+        "you",
+        "your",
+        "current",
+        "function",
+        "data",
+        "result",
+        "results",
+        "call",
+        "fetch",
+    ]
+)
+_FREE_TEXT = frozenset(
+    [
+        "query",
+        "q",
+        "question",
+        "prompt",
+        "text",
+        "input",
+        "message",
+        "search",
+        "term",
+        "terms",
+        "keywords",
+        "topic",
+        "request",
+    ]
+)
+_SUBJECT_RE = re.compile(r"[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
+_WORD_RE = re.compile(r"[a-z0-9]+")
+_CAMEL_RE = re.compile(r"([a-z0-9])([A-Z])")
+_NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def count_tokens(text: str) -> int:
+    """About four characters per token (at least one for any non-empty text)."""
+    return math.ceil(len(text) / 4)
+
+
+def subjects(text: str, vocabulary: frozenset[str] = frozenset()) -> list[str]:
+    """Capitalised names in ``text`` ("Paris", "New York", "ACME"), in order, without
+    duplicates, without function words ("What", "Now") and without words of the tools'
+    own vocabulary (``vocabulary``: stems of the tool names and descriptions, so that
+    "Weather in Paris?" yields only "Paris")."""
+    found: list[str] = []
+    for match in _SUBJECT_RE.findall(text):
+        words = [w.rstrip("?!.,") for w in match.split()]
+        while words and (
+            words[0].lower() in _STOP_SUBJECTS or _stem(words[0].lower()) in vocabulary
+        ):
+            words.pop(0)
+        while words and words[-1].lower() in _STOP_SUBJECTS:
+            words.pop()
+        if not words:
+            continue
+        name = " ".join(words)
+        for suffix in ("'s", "\u2019s"):
+            if name.endswith(suffix):
+                name = name[: -len(suffix)]
+        if name and name not in found and "_" not in name:
+            found.append(name)
+    return found
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _words(text: str) -> set[str]:
+    spaced = _CAMEL_RE.sub(r"\1 \2", text).replace("_", " ").lower()
+    return {_stem(w) for w in _WORD_RE.findall(spaced) if len(w) >= 3 and w not in _GENERIC}
+
+
+def _matches(tool: ToolSpec, question_words: set[str]) -> bool:
+    return bool((_words(tool.name) | _words(tool.description)) & question_words)
+
+
+# --- arguments from a JSON schema --------------------------------------------------
+
+
+class _ArgContext:
+    def __init__(
+        self, question: str, subject: str | None, all_subjects: list[str], root: Mapping[str, Any]
+    ):
+        self.question = question
+        self.subject = subject
+        self.all_subjects = all_subjects
+        self.root = root
+        numbers = _NUMBER_RE.findall(question)
+        self.number: float | None = float(numbers[0]) if numbers else None
+
+
+def _resolve(schema: Mapping[str, Any], ctx: _ArgContext, depth: int = 0) -> Mapping[str, Any]:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/") and depth < 16:
+        node: Mapping[str, Any] | None = ctx.root
+        for part in ref[2:].split("/"):
+            node = mapping_or_none(node.get(part)) if node is not None else None
+        return _resolve(node, ctx, depth + 1) if node is not None else {}
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            opts = [
+                cast("Mapping[str, Any]", o)
+                for o in cast("list[Any]", options)
+                if isinstance(o, Mapping)
+            ]
+            non_null = [o for o in opts if o.get("type") != "null"] or opts
+            if non_null:
+                return _resolve(non_null[0], ctx, depth + 1)
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and all_of:
+        merged: dict[str, Any] = {}
+        props: dict[str, Any] = {}
+        required: list[Any] = []
+        for part in cast("list[Any]", all_of):
+            if isinstance(part, Mapping):
+                resolved = _resolve(cast("Mapping[str, Any]", part), ctx, depth + 1)
+                merged.update(resolved)
+                props.update(cast("Mapping[str, Any]", resolved.get("properties") or {}))
+                required.extend(cast("list[Any]", resolved.get("required") or []))
+        merged["properties"] = props
+        merged["required"] = required
+        return merged
+    return schema
+
+
+def _schema_type(schema: Mapping[str, Any]) -> str | None:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in cast("list[Any]", kind) if k != "null"]
+        kind = kinds[0] if kinds else None
+    if isinstance(kind, str):
+        return kind
+    if "properties" in schema:
+        return "object"
+    if "items" in schema:
+        return "array"
+    if "enum" in schema:
+        return "enum"
+    return None
+
+
+def _string_value(name: str, schema: Mapping[str, Any], ctx: _ArgContext) -> str:
+    fmt = schema.get("format")
+    if fmt == "date":
+        return "2025-01-01"
+    if fmt == "date-time":
+        return "2025-01-01T00:00:00Z"
+    if fmt == "email":
+        return "user@example.com"
+    if fmt in ("uri", "url"):
+        return "https://example.com"
+    if fmt == "uuid":
+        return "00000000-0000-4000-8000-000000000000"
+    if name.lower() in _FREE_TEXT:
+        value = ctx.question
+    elif ctx.subject is not None:
+        value = ctx.subject
+    else:
+        value = ctx.question or "example"
+    min_len = schema.get("minLength")
+    max_len = schema.get("maxLength")
+    if isinstance(max_len, int) and len(value) > max_len:
+        value = value[:max_len]
+    if isinstance(min_len, int) and len(value) < min_len:
+        value = value.ljust(min_len, "x")
+    return value
+
+
+def _number_value(schema: Mapping[str, Any], ctx: _ArgContext, integer: bool) -> float | int:
+    value = ctx.number if ctx.number is not None else 1.0
+    low = schema.get("minimum", schema.get("exclusiveMinimum"))
+    high = schema.get("maximum", schema.get("exclusiveMaximum"))
+    if isinstance(low, (int, float)) and value < low:
+        value = float(low) + (1 if "exclusiveMinimum" in schema and "minimum" not in schema else 0)
+    if isinstance(high, (int, float)) and value > high:
+        value = float(high) - (1 if "exclusiveMaximum" in schema and "maximum" not in schema else 0)
+    if integer:
+        return int(value)
+    return int(value) if float(value).is_integer() else value
+
+
+def _value(name: str, raw: Mapping[str, Any], ctx: _ArgContext, depth: int = 0) -> Any:
+    schema = _resolve(raw, ctx)
+    if "const" in schema:
+        return schema["const"]
+    if "default" in schema:
+        return schema["default"]
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        options = cast("list[Any]", enum)
+        lowered = ctx.question.lower()
+        for option in options:
+            if isinstance(option, str) and option.lower() in lowered:
+                return option
+        return options[0]
+    kind = _schema_type(schema)
+    if kind == "string":
+        return _string_value(name, schema, ctx)
+    if kind == "integer":
+        return _number_value(schema, ctx, integer=True)
+    if kind == "number":
+        return _number_value(schema, ctx, integer=False)
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    if kind == "array":
+        item_schema = as_mapping(schema.get("items"))
+        min_items = schema.get("minItems")
+        count = max(1, min_items if isinstance(min_items, int) else 1)
+        item_kind = _schema_type(_resolve(item_schema, ctx))
+        if item_kind == "string" and len(ctx.all_subjects) > 1 and "enum" not in item_schema:
+            return list(ctx.all_subjects)
+        return [_value(name, item_schema, ctx, depth + 1) for _ in range(count)]
+    if kind == "object" and depth < 8:
+        return _object_value(schema, ctx, depth + 1)
+    return _string_value(name, schema, ctx) if kind is None and depth == 0 else {}
+
+
+def _object_value(schema: Mapping[str, Any], ctx: _ArgContext, depth: int = 0) -> dict[str, Any]:
+    props = as_mapping(schema.get("properties"))
+    out: dict[str, Any] = {}
+    for key in as_list(schema.get("required")):
+        if isinstance(key, str):
+            out[key] = _value(key, as_mapping(props.get(key)), ctx, depth)
+    return out
+
+
+def _subject_slots(tool: ToolSpec) -> list[str]:
+    """Required string properties that take a free-form name (no enum/format)."""
+    props = as_mapping(tool.schema.get("properties"))
+    slots: list[str] = []
+    for key in as_list(tool.schema.get("required")):
+        if not isinstance(key, str):
+            continue
+        prop = as_mapping(props.get(key))
+        if (
+            prop.get("type") == "string"
+            and "enum" not in prop
+            and "format" not in prop
+            and key.lower() not in _FREE_TEXT
+        ):
+            slots.append(key)
+    return slots
+
+
+def _arguments(
+    tool: ToolSpec, question: str, names: list[str], parallel: bool
+) -> list[dict[str, Any]]:
+    """One argument set per call this step makes with ``tool``."""
+    slots = _subject_slots(tool)
+    if len(slots) == 1 and len(names) > 1 and parallel:
+        return [
+            _object_value(tool.schema, _ArgContext(question, name, [name], tool.schema))
+            for name in names
+        ]
+    ctx = _ArgContext(question, names[0] if names else None, names, tool.schema)
+    args = _object_value(tool.schema, ctx)
+    if len(slots) > 1:
+        for slot, name in zip(slots, names, strict=False):
+            args[slot] = name
+    return [args]
+
+
+# --- the plan ----------------------------------------------------------------------
+
+
+def _question(conversation: Conversation) -> tuple[int, str]:
+    for index in range(len(conversation.messages) - 1, -1, -1):
+        message = conversation.messages[index]
+        if message.role == "user" and message.text.strip():
+            return index, message.text.strip()
+    return -1, ""
+
+
+def _quote(text: str, limit: int | None = None) -> str:
+    flat = " ".join(text.split())
+    if limit is not None and len(flat) > limit:
+        flat = flat[: limit - 3].rstrip() + "..."
+    return f'"{flat}"'
+
+
+def _join(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _format_args(arguments: Mapping[str, Any]) -> str:
+    return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+
+
+def _describe_call(call: ToolCall | ToolCallSpec) -> str:
+    values = [str(v) for v in call.arguments.values() if isinstance(v, (str, int, float))]
+    return f"{call.name} ({', '.join(values)})" if values else call.name
+
+
+def reply_usage(
+    conversation: Conversation, reply: Reply, hidden_thinking: str | None = None
+) -> Usage:
+    """Token usage of ``reply`` for ``conversation``: input from every text, tool and
+    schema in the request; output from the reply's text, calls and thinking (or
+    ``hidden_thinking`` when the visible thinking was redacted or omitted)."""
+    parts: list[str] = [conversation.system]
+    for message in conversation.messages:
+        parts.append(message.text)
+        parts.append(message.thinking)
+        parts.extend(_format_args(c.arguments) + c.name for c in message.tool_calls)
+        parts.extend(r.content for r in message.tool_results)
+    parts.extend(
+        t.name + t.description + json.dumps(t.schema, sort_keys=True) for t in conversation.tools
+    )
+    input_tokens = 8 + 4 * len(conversation.messages) + sum(count_tokens(p) for p in parts if p)
+    thinking = hidden_thinking if hidden_thinking is not None else (reply.thinking or "")
+    thinking_tokens = count_tokens(thinking)
+    output = thinking_tokens + count_tokens(reply.text)
+    output += sum(12 + count_tokens(c.name + _format_args(c.arguments)) for c in reply.tool_calls)
+    return Usage(
+        input_tokens=input_tokens, output_tokens=max(output, 1), thinking_tokens=thinking_tokens
+    )
+
+
+def plan(conversation: Conversation, settings: Settings) -> Reply:
+    """The deterministic reply to ``conversation`` under ``settings`` (see the module
+    docstring for the policy)."""
+    q_index, question = _question(conversation)
+    loop_messages: Sequence[Message] = (
+        conversation.messages[q_index + 1 :] if q_index >= 0 else conversation.messages
+    )
+    calls: list[ToolCall] = [
+        c for m in loop_messages if m.role == "assistant" for c in m.tool_calls
+    ]
+    results: dict[str, ToolResult] = {
+        r.call_id: r for m in loop_messages if m.role == "user" for r in m.tool_results
+    }
+    called = {c.name for c in calls}
+    tools = conversation.tools
+    vocabulary = frozenset(
+        w for t in conversation.tools for w in _words(t.name) | _words(t.description)
+    )
+    names = subjects(question, vocabulary)
+    redacted = MAGIC_REDACTED_PROMPT in question
+
+    step_tool: ToolSpec | None = None
+    remaining: list[ToolSpec] = []
+    if tools and settings.tool_choice != "none":
+        qwords = _words(question)
+        planned = [t for t in tools if _matches(t, qwords)] or [tools[0]]
+        remaining = [t for t in planned if t.name not in called]
+        if settings.tool_choice == "tool":
+            step_tool = next((t for t in tools if t.name == settings.tool_name), None)
+        elif remaining:
+            step_tool = remaining[0]
+        elif settings.tool_choice == "any":
+            step_tool = planned[0]
+
+    thoughts: list[str] = []
+    if question:
+        thoughts.append(f"The user asks: {_quote(question)}.")
+    else:
+        thoughts.append(
+            "There is no new question from the user; I will continue from the conversation."
+        )
+    if conversation.system.strip():
+        thoughts.append(f"I must follow the instructions: {_quote(conversation.system, 120)}.")
+
+    tool_calls: list[ToolCallSpec] = []
+    if step_tool is not None:
+        for args in _arguments(step_tool, question, names, settings.parallel_tool_calls):
+            tool_calls.append(ToolCallSpec(name=step_tool.name, arguments=args))
+        described = " and ".join(_format_args(c.arguments) for c in tool_calls)
+        if results:
+            got = "; ".join(
+                f"{_describe_call(c)} returned {_quote(results[c.id].content, 200)}"
+                for c in calls
+                if c.id in results
+            )
+            if got:
+                thoughts.append(f"So far: {got}.")
+        if len(tool_calls) > 1:
+            thoughts.append(
+                f"The question covers {len(tool_calls)} subjects, so I will call {step_tool.name} "
+                f"{len(tool_calls)} times in parallel: {described}."
+            )
+        else:
+            thoughts.append(f"I will call {step_tool.name} with {described}.")
+        later = [t.name for t in remaining if t.name != step_tool.name]
+        if later and settings.effort != "low":
+            thoughts.append(f"After that I still need {', '.join(later)}.")
+        if len(tool_calls) > 1:
+            text = f"I'll use {step_tool.name} for {_join(names[: len(tool_calls)])}."
+        else:
+            text = f"I'll use {step_tool.name} to look that up."
+    else:
+        answered = [(c, results[c.id]) for c in calls if c.id in results]
+        if answered:
+            thoughts.append(
+                "The tools returned: "
+                + "; ".join(f"{_describe_call(c)}: {_quote(r.content, 200)}" for c, r in answered)
+                + "."
+            )
+            thoughts.append("I have everything I need to answer.")
+            lines = [f"- {_describe_call(c)}: {r.content.strip()}" for c, r in answered]
+            text = "Here is what I found:\n" + "\n".join(lines)
+        elif redacted:
+            thoughts.append("This message is a test trigger; I will reply briefly.")
+            text = "I received the redacted-thinking test prompt. How can I help you?"
+        else:
+            thoughts.append("No tool is needed; I can answer directly.")
+            text = (
+                f"You asked: {_quote(question)}. Here is my answer, from the thinkagent emulator."
+                if question
+                else "Done."
+            )
+    if settings.effort in ("high", "xhigh", "max"):
+        thoughts.append(
+            "Let me double-check that the reply quotes the question and the results exactly."
+        )
+
+    continuing = any(m.role == "assistant" for m in loop_messages)
+    thinks = settings.thinking and (settings.interleaved or not continuing)
+    thinking = " ".join(thoughts) if thinks else None
+    reply = Reply(
+        text=text,
+        thinking=thinking,
+        tool_calls=tuple(tool_calls),
+        redacted=redacted and thinking is not None,
+    )
+    usage = reply_usage(conversation, reply)
+    if settings.max_tokens is not None and usage.output_tokens > settings.max_tokens:
+        room = max(settings.max_tokens - usage.thinking_tokens, 0) * 4
+        reply = Reply(
+            text=text[:room], thinking=thinking, redacted=reply.redacted, stop_reason="max_tokens"
+        )
+        usage = Usage(
+            usage.input_tokens, settings.max_tokens, min(usage.thinking_tokens, settings.max_tokens)
+        )
+    return Reply(
+        text=reply.text,
+        thinking=reply.thinking,
+        tool_calls=reply.tool_calls,
+        redacted=reply.redacted,
+        stop_reason=reply.stop_reason,
+        usage=usage,
+    )

@@ -1,0 +1,361 @@
+"""The wire-API framework: what a wire module implements, and what it gets for free.
+
+A wire API is a subclass of :class:`WireAPI` listed in
+:data:`thinkagent.emulator.wire.WIRE_APIS`. It declares its routes; each route handler
+is a plain function ``(WireRequest) -> JsonReply | StreamReply``. The framework wraps
+every handler so that, for every wire API alike:
+
+1. the request is parsed (JSON body) and recorded, credentials stripped
+   (:mod:`~thinkagent.emulator.recording`);
+2. :meth:`WireAPI.authenticate` may refuse it;
+3. the next queued fault for this API is taken (:mod:`~thinkagent.emulator.faults`); an
+   ``http`` fault answers at once through :meth:`WireAPI.error`;
+4. an unparseable JSON body is answered with ``error(400, ...)``;
+5. the handler runs: it validates, turns the request into a neutral conversation, gets a
+   :class:`~thinkagent.emulator.model.Reply` from :meth:`EmulatorState.reply` (the
+   script queue, else the brain) and renders it natively;
+6. the reply is sent: a :class:`JsonReply` as one body, a :class:`StreamReply` as its
+   pre-encoded events (batched into one write unless a per-chunk delay is set), with the
+   pending stream fault applied (cut connection, in-stream error via
+   :meth:`WireAPI.stream_error`, malformed event via :meth:`WireAPI.malformed_event`).
+
+Replies with a status >= 400 are sent as they are (faults do not apply to them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, Router
+
+from . import brain
+from .faults import Fault, FaultQueue
+from .recording import Recorder
+from .scripting import ScriptBook
+from .signing import Signer
+from .sse import dumps, stable_id
+
+if TYPE_CHECKING:
+    from starlette.types import Receive, Scope, Send
+
+    from .model import Conversation, Reply, Settings
+
+__all__ = [
+    "EmulatorState",
+    "Handler",
+    "JsonReply",
+    "StreamReply",
+    "WireAPI",
+    "WireRequest",
+    "WireRoute",
+    "build_app",
+    "request_id",
+    "retry_headers",
+]
+
+log = logging.getLogger("thinkagent.emulator")
+
+_INCOMPLETE = "ASGI callable returned without completing response."
+
+
+class _DropIntentionalCuts(logging.Filter):
+    """uvicorn logs an error when a response is left incomplete; the emulator does that
+    on purpose for the ``cut`` fault (it is how the connection gets closed mid-body)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != _INCOMPLETE
+
+
+_uvicorn_error = logging.getLogger("uvicorn.error")
+if not any(isinstance(f, _DropIntentionalCuts) for f in _uvicorn_error.filters):
+    _uvicorn_error.addFilter(_DropIntentionalCuts())
+
+
+@dataclass(frozen=True)
+class WireRequest:
+    """What a handler receives. ``headers`` have lower-case names and still include
+    credentials (the handler may check them); ``body`` is the parsed JSON (``None`` when
+    the body is empty); ``seq`` numbers the requests of this emulator."""
+
+    method: str
+    path: str
+    path_params: Mapping[str, str]
+    query: Mapping[str, str]
+    headers: Mapping[str, str]
+    body: Any
+    raw: bytes
+    seq: int
+
+
+@dataclass(frozen=True)
+class JsonReply:
+    """A complete JSON response."""
+
+    body: Any
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+
+
+@dataclass(frozen=True)
+class StreamReply:
+    """A streamed response as its encoded events (each ``bytes`` is one event: an SSE
+    event, an event-stream message...). ``cut_at`` is the default position for stream
+    faults: the index of the first event that a cut drops (the wire module sets it in
+    the middle of the first thinking block)."""
+
+    events: Sequence[bytes]
+    media_type: str
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+    cut_at: int | None = None
+
+
+Handler = Callable[[WireRequest], "JsonReply | StreamReply"]
+
+
+@dataclass(frozen=True)
+class WireRoute:
+    """One route: a Starlette path pattern (``/model/{model_id:path}/converse``), its
+    handler and methods."""
+
+    path: str
+    handler: Handler
+    methods: tuple[str, ...] = ("POST",)
+
+
+class EmulatorState:
+    """The services shared by every wire API of one emulator: the signer, the request
+    recorder, the script and fault queues. Thread-safe."""
+
+    def __init__(self, secret: bytes | str) -> None:
+        self.signer = Signer(secret)
+        self.recorder = Recorder()
+        self.scripts = ScriptBook()
+        self.faults = FaultQueue()
+        self._seq = itertools.count(1)
+
+    def next_seq(self) -> int:
+        """A new request number."""
+        return next(self._seq)
+
+    def reply(self, api: str, conversation: Conversation, settings: Settings) -> Reply:
+        """The next scripted reply for ``api`` (with usage filled in), else the brain's plan."""
+        scripted = self.scripts.take(api)
+        if scripted is None:
+            return brain.plan(conversation, settings)
+        if scripted.usage is not None:
+            return scripted
+        return replace(scripted, usage=brain.reply_usage(conversation, scripted))
+
+
+class WireAPI:
+    """Base class of a wire API. Subclasses set :attr:`name` and implement
+    :meth:`routes`, :meth:`error` and, for streaming APIs, :meth:`stream_error` and
+    :meth:`malformed_event`. One instance serves one emulator; ``self.state`` gives the
+    shared services."""
+
+    #: The key used by scripts, faults and recorded requests (``"anthropic"``).
+    name: ClassVar[str] = ""
+
+    def __init__(self, state: EmulatorState) -> None:
+        self.state = state
+
+    def routes(self) -> Sequence[WireRoute]:
+        """The routes this API serves."""
+        raise NotImplementedError
+
+    def authenticate(self, request: WireRequest) -> JsonReply | None:
+        """Refuse a request without credentials (return the native error), else ``None``."""
+        return None
+
+    def error(
+        self, status: int, message: str | None = None, *, retry_after: float | None = None
+    ) -> JsonReply:
+        """The native error response for ``status`` (``message=None``: the service's
+        usual text for that status). Used for ``http`` faults and framework errors."""
+        raise NotImplementedError
+
+    def stream_error(self, status: int, message: str | None = None) -> bytes:
+        """One encoded in-stream error event for ``status`` (``stream_error`` faults)."""
+        raise NotImplementedError
+
+    def malformed_event(self) -> bytes:
+        """One encoded stream event whose payload is not valid JSON (``malformed`` faults)."""
+        return b"data: {malformed\n\n"
+
+
+def retry_headers(retry_after: float | None) -> dict[str, str]:
+    """``retry-after`` (seconds) and ``retry-after-ms`` headers, as the SDKs read them."""
+    if retry_after is None:
+        return {}
+    seconds = f"{retry_after:g}" if retry_after != int(retry_after) else str(int(retry_after))
+    return {"retry-after": seconds, "retry-after-ms": str(round(retry_after * 1000))}
+
+
+class _ChunkResponse(Response):
+    """Sends pre-encoded chunks; optionally slowly, optionally leaving the body
+    incomplete so that uvicorn closes the connection (the ``cut`` fault)."""
+
+    def __init__(
+        self,
+        chunks: Sequence[bytes],
+        status: int,
+        headers: Mapping[str, str],
+        media_type: str,
+        *,
+        complete: bool = True,
+        delay: float = 0.0,
+    ) -> None:
+        self.status_code = status
+        self.media_type = media_type
+        self.background = None
+        self.init_headers(headers)
+        self._chunks = chunks
+        self._complete = complete
+        self._delay = delay
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        if self._delay > 0:
+            for chunk in self._chunks:
+                await asyncio.sleep(self._delay)
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        elif self._chunks:
+            await send(
+                {"type": "http.response.body", "body": b"".join(self._chunks), "more_body": True}
+            )
+        if self._complete:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _json_response(reply: JsonReply) -> Response:
+    return Response(dumps(reply.body), reply.status, dict(reply.headers), "application/json")
+
+
+def _apply(api: WireAPI, out: JsonReply | StreamReply, fault: Fault | None) -> Response:
+    """Send ``out``, with the request's (non-``http``) fault applied."""
+    if isinstance(out, JsonReply):
+        if fault is None or out.status >= 400:
+            return _json_response(out)
+        if fault.kind == "stream_error":  # no stream to break: fail like an HTTP error
+            return _json_response(
+                api.error(fault.status, fault.message, retry_after=fault.retry_after)
+            )
+        body = dumps(out.body)
+        headers = dict(out.headers)
+        if fault.kind == "malformed":
+            return Response(body[: max(len(body) // 2, 1)], 200, headers, "application/json")
+        if fault.kind == "cut":  # sent chunked, so the client sees an incomplete body
+            half = [body[: len(body) // 2]]
+            return _ChunkResponse(
+                half, out.status, headers, "application/json", complete=False, delay=fault.delay
+            )
+        return _ChunkResponse([body], out.status, headers, "application/json", delay=fault.delay)
+
+    events = list(out.events)
+    complete = True
+    if fault is not None and fault.kind != "slow":
+        default = out.cut_at if out.cut_at is not None else len(events) // 2
+        at = max(0, min(fault.after if fault.after is not None else default, len(events)))
+        events = events[:at]
+        if fault.kind == "cut":
+            complete = False
+        elif fault.kind == "malformed":
+            events.append(api.malformed_event())
+        else:
+            events.append(api.stream_error(fault.status, fault.message))
+    delay = fault.delay if fault is not None else 0.0
+    return _ChunkResponse(events, 200, out.headers, out.media_type, complete=complete, delay=delay)
+
+
+def _endpoint(api: WireAPI, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    state = api.state
+
+    async def endpoint(request: Request) -> Response:
+        raw = await request.body()
+        method: str = request.scope["method"]
+        path: str = request.scope["path"]
+        headers = dict(request.headers.items())
+        query = dict(request.query_params.multi_items())
+        body: Any = None
+        bad_json = False
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                bad_json = True
+        state.recorder.add(api.name, method, path, query.items(), headers.items(), body)
+        wreq = WireRequest(
+            method, path, request.path_params, query, headers, body, raw, state.next_seq()
+        )
+        refused = api.authenticate(wreq)
+        if refused is not None:
+            return _json_response(refused)
+        fault = state.faults.take(api.name)
+        if fault is not None and fault.kind == "http":
+            return _json_response(
+                api.error(fault.status, fault.message, retry_after=fault.retry_after)
+            )
+        if bad_json:
+            return _json_response(api.error(400, "The request body is not valid JSON."))
+        try:
+            out = handler(wreq)
+        except Exception:
+            log.exception("emulator handler for %s %s failed", method, path)
+            return _json_response(api.error(500))
+        return _apply(api, out, fault)
+
+    return endpoint
+
+
+def build_app(apis: Sequence[WireAPI], state: EmulatorState) -> Router:
+    """The ASGI app serving every route of ``apis``; unknown routes are recorded and
+    answered with a JSON 404."""
+    routes: list[Route] = []
+    for api in apis:
+        for route in api.routes():
+            routes.append(
+                Route(route.path, _endpoint(api, route.handler), methods=list(route.methods))
+            )
+
+    async def not_found(scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        raw = await request.body()
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        state.recorder.add(
+            None,
+            request.method,
+            request.url.path,
+            request.query_params.multi_items(),
+            request.headers.items(),
+            body,
+        )
+        message = f"The emulator has no route for {request.method} {request.url.path}."
+        payload = {
+            "error": {
+                "code": 404,
+                "type": "not_found_error",
+                "status": "NOT_FOUND",
+                "message": message,
+            }
+        }
+        await Response(dumps(payload), 404, media_type="application/json")(scope, receive, send)
+
+    return Router(routes=routes, default=not_found)
+
+
+def request_id(prefix: str, seq: int) -> str:
+    """A realistic request id for request number ``seq``."""
+    return stable_id(prefix, "request", str(seq), length=24)

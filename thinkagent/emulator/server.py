@@ -1,0 +1,360 @@
+"""The :class:`Emulator`: serves every wire API on 127.0.0.1 from a background thread,
+and builds official SDK clients pointed at it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import socket
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import uvicorn
+
+from .framework import EmulatorState, build_app
+from .signing import DEFAULT_SECRET
+from .wire import WIRE_APIS
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    import anthropic
+    import openai
+    from google import genai
+
+    from .faults import Fault
+    from .model import Reply
+    from .recording import RecordedRequest
+
+__all__ = ["Emulator"]
+
+#: Dummy credentials the client factories use; the emulator only checks they are present.
+DUMMY_KEY = "emulator-key"
+DUMMY_AWS_KEY_ID = "AKIAEMULATOR0000KEY"
+DUMMY_AWS_SECRET = "emulator-secret-access-key"
+AZURE_API_VERSION = "2025-04-01-preview"
+VERTEX_PROJECT = "emulator-project"
+VERTEX_LOCATION = "us-central1"
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, stopped by an event instead of its 0.1 s polling tick."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.stop_event: asyncio.Event | None = None
+
+    async def main_loop(self) -> None:
+        self.stop_event = asyncio.Event()
+        if self.should_exit:
+            return
+        await self.stop_event.wait()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's graceful shutdown without its fixed 0.1 s sleeps: close the listeners,
+        ask every connection to close, wait (briefly polling) for in-flight responses."""
+        for server in self.servers:
+            server.close()
+        for connection in list(self.server_state.connections):
+            connection.shutdown()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (self.config.timeout_graceful_shutdown or 0)
+        # uvicorn signals no event when its connections and tasks end, hence the polling.
+        while (self.server_state.connections or self.server_state.tasks) and loop.time() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.002)
+        for task in self.server_state.tasks:
+            task.cancel()
+
+
+class Emulator:
+    """Local, protocol-faithful stand-ins for the reasoning wire APIs.
+
+    Usable as ``with Emulator() as emu:`` and ``async with Emulator() as emu:`` (also
+    inside a running event loop: the server runs in its own thread and loop), or with
+    :meth:`start` / :meth:`close`. Starting blocks until the port is bound; closing
+    joins the thread.
+
+    ``secret`` keys every signature; the fixed default keeps signed histories valid
+    across emulators in one test suite. ``port=0`` picks a free port.
+    """
+
+    def __init__(
+        self, *, host: str = "127.0.0.1", port: int = 0, secret: bytes | str = DEFAULT_SECRET
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.state = EmulatorState(secret)
+        self.apis = tuple(cls(self.state) for cls in WIRE_APIS)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._error: BaseException | None = None
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The base URL, e.g. ``http://127.0.0.1:PORT``."""
+        if self._thread is None:
+            raise RuntimeError(
+                "the emulator is not running; use `with Emulator() as emu:` or call start()"
+            )
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    def start(self) -> Emulator:
+        """Bind the port and serve in a background thread; returns when the server accepts
+        connections."""
+        if self._thread is not None:
+            return self
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        # proto=IPPROTO_TCP makes asyncio set TCP_NODELAY on accepted connections (else
+        # Nagle plus delayed ACKs add ~40 ms to every response).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self.port))
+            sock.listen(2048)
+        except OSError:
+            sock.close()
+            raise
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            build_app(self.apis, self.state),
+            host=self.host,
+            port=self.port,
+            loop="asyncio",
+            http="httptools",
+            lifespan="off",
+            log_level="warning",
+            log_config=None,
+            access_log=False,
+            server_header=False,
+            date_header=False,
+            timeout_graceful_shutdown=2,
+        )
+        server = _Server(config)
+        ready = threading.Event()
+        self._error = None
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                asyncio.set_event_loop(loop)
+                task = loop.create_task(server.serve(sockets=[sock]))
+
+                def check_started() -> None:
+                    if server.started or task.done():
+                        ready.set()
+                    else:
+                        loop.call_later(0.001, check_started)
+
+                loop.call_soon(check_started)
+                loop.run_until_complete(task)
+            except BaseException as exc:  # reported to start() or close()
+                self._error = exc
+            finally:
+                ready.set()
+                with contextlib.suppress(Exception):
+                    loop.run_until_complete(loop.shutdown_asyncgens())
+                    loop.run_until_complete(loop.shutdown_default_executor())
+                loop.close()
+                sock.close()
+
+        thread = threading.Thread(target=run, name=f"thinkagent-emulator-{self.port}", daemon=True)
+        self._server = server
+        self._thread = thread
+        thread.start()
+        ready.wait()
+        if not server.started:
+            thread.join()
+            self._thread = None
+            error = self._error
+            raise RuntimeError(f"the emulator failed to start: {error!r}") from error
+        return self
+
+    def close(self) -> None:
+        """Stop serving and join the server thread (idempotent)."""
+        thread, server, loop = self._thread, self._server, self._loop
+        if thread is None or server is None:
+            return
+        server.should_exit = True
+        if loop is not None and server.stop_event is not None:
+            with contextlib.suppress(RuntimeError):  # loop already closed
+                loop.call_soon_threadsafe(server.stop_event.set)
+        thread.join()
+        self._thread = None
+        self._server = None
+        self._loop = None
+
+    def __enter__(self) -> Emulator:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Emulator:
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await asyncio.to_thread(self.close)
+
+    def __repr__(self) -> str:
+        where = self.url if self.running else "stopped"
+        return f"<Emulator {where}>"
+
+    # --- recording, scripting, faults --------------------------------------------------
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of every request received so far (credentials removed)."""
+        return self.state.recorder.snapshot()
+
+    def clear(self) -> None:
+        """Forget the recorded requests."""
+        self.state.recorder.clear()
+
+    def reset(self) -> None:
+        """Forget the recorded requests and drop pending scripts and faults."""
+        self.state.recorder.clear()
+        self.state.scripts.clear()
+        self.state.faults.clear()
+
+    def script(self, api: str | None, replies: Iterable[Reply]) -> None:
+        """Queue exact replies for the next successful requests of wire API ``api``
+        (``"anthropic"``, ``"bedrock"``...; ``None`` for any API). When the queue is
+        exhausted the built-in deterministic behaviour resumes."""
+        self.state.scripts.add(api, replies)
+
+    def inject(self, *faults: Fault, times: int = 1) -> None:
+        """Queue faults; each is consumed by one matching request (``times`` repeats it)."""
+        for fault in faults:
+            self.state.faults.add(fault, times)
+
+    @property
+    def pending_faults(self) -> list[Fault]:
+        """Faults not consumed yet."""
+        return self.state.faults.pending()
+
+    # --- endpoints and clients ---------------------------------------------------------
+
+    @property
+    def endpoints(self) -> dict[str, str]:
+        """The base URL of each API, as printed by ``python -m thinkagent.emulator``."""
+        url = self.url
+        return {
+            "Anthropic": url,
+            "Bedrock": url,
+            "Gemini": url,
+            "Vertex": url,
+            "OpenAI": url + "/v1",
+            "Azure": url,
+        }
+
+    def anthropic_client(self, **kwargs: Any) -> anthropic.AsyncAnthropic:
+        """An ``anthropic.AsyncAnthropic`` pointed at the emulator (dummy API key, default
+        retries). ``kwargs`` override the defaults (``max_retries=0``...)."""
+        import anthropic
+
+        options: dict[str, Any] = {"base_url": self.url}
+        if not any(
+            k in kwargs for k in ("api_key", "auth_token", "credentials", "config", "profile")
+        ):
+            options["api_key"] = DUMMY_KEY
+        options.update(kwargs)
+        return anthropic.AsyncAnthropic(**options)
+
+    def bedrock_client(self, **kwargs: Any) -> Any:
+        """A boto3 ``bedrock-runtime`` client pointed at the emulator (region us-east-1,
+        dummy SigV4 credentials, default retries). ``kwargs`` go to ``boto3.client``."""
+        boto3: Any = importlib.import_module("boto3")  # untyped; imported lazily (optional extra)
+
+        options: dict[str, Any] = {
+            "region_name": "us-east-1",
+            "endpoint_url": self.url,
+            "aws_access_key_id": DUMMY_AWS_KEY_ID,
+            "aws_secret_access_key": DUMMY_AWS_SECRET,
+        }
+        options.update(kwargs)
+        return boto3.client("bedrock-runtime", **options)
+
+    def gemini_client(self, **kwargs: Any) -> genai.Client:
+        """A ``google.genai.Client`` for the Gemini API pointed at the emulator (dummy API
+        key, ``/v1beta`` paths). ``kwargs`` override the defaults; a given
+        ``http_options`` keeps its own settings but gets the emulator's ``base_url``."""
+        from google import genai
+
+        options: dict[str, Any] = {"api_key": DUMMY_KEY}
+        options.update(kwargs)
+        options["http_options"] = self._http_options(
+            kwargs.get("http_options"), api_version="v1beta"
+        )
+        return genai.Client(**options)
+
+    def vertex_client(self, **kwargs: Any) -> genai.Client:
+        """A ``google.genai.Client`` in Vertex AI mode pointed at the emulator, with a
+        static dummy OAuth token (no network, no refresh), project ``emulator-project``
+        and location ``us-central1``."""
+        from google import genai
+        from google.oauth2.credentials import Credentials
+
+        options: dict[str, Any] = {
+            "vertexai": True,
+            "project": VERTEX_PROJECT,
+            "location": VERTEX_LOCATION,
+            "credentials": Credentials(token=DUMMY_KEY),  # pyright: ignore[reportCallIssue]
+        }
+        options.update(kwargs)
+        options["http_options"] = self._http_options(kwargs.get("http_options"))
+        return genai.Client(**options)
+
+    def _http_options(self, given: Any, api_version: str | None = None) -> Any:
+        from google.genai import types
+
+        if given is None:
+            options = types.HttpOptions()
+        elif isinstance(given, types.HttpOptions):
+            options = given.model_copy()
+        else:
+            options = types.HttpOptions.model_validate(given)
+        options.base_url = self.url
+        if api_version is not None and options.api_version is None:
+            options.api_version = api_version
+        return options
+
+    def openai_client(self, **kwargs: Any) -> openai.AsyncOpenAI:
+        """An ``openai.AsyncOpenAI`` pointed at ``url + "/v1"`` (dummy API key)."""
+        import openai
+
+        options: dict[str, Any] = {"api_key": DUMMY_KEY, "base_url": self.url + "/v1"}
+        options.update(kwargs)
+        return openai.AsyncOpenAI(**options)
+
+    def azure_client(self, **kwargs: Any) -> openai.AsyncAzureOpenAI:
+        """An ``openai.AsyncAzureOpenAI`` with ``azure_endpoint`` at the emulator (dummy
+        ``api-key``, ``api_version`` 2025-04-01-preview); requests go to
+        ``/openai/deployments/{model}/...?api-version=...``."""
+        import openai
+
+        options: dict[str, Any] = {"azure_endpoint": self.url, "api_version": AZURE_API_VERSION}
+        if not any(k in kwargs for k in ("api_key", "azure_ad_token", "azure_ad_token_provider")):
+            options["api_key"] = DUMMY_KEY
+        options.update(kwargs)
+        return openai.AsyncAzureOpenAI(**options)

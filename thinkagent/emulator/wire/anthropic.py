@@ -1,0 +1,365 @@
+"""Anthropic Messages API: ``POST /v1/messages`` (JSON and SSE) and
+``POST /v1/messages/count_tokens``.
+
+Authentication is ``x-api-key`` or ``Authorization: Bearer`` (401 without either); the
+``anthropic-version`` header is required. Requests are validated by
+:mod:`thinkagent.emulator.claude` with the ``anthropic`` signing scope, so a Bedrock
+signature replayed here is invalid. Streams send every event with its ``event:`` line:
+``message_start``, ``ping``, then per block ``content_block_start`` /
+``content_block_delta``... / ``content_block_stop`` (thinking opens with empty
+``thinking`` and ``signature`` and gets one ``signature_delta`` before its stop;
+``redacted_thinking`` arrives whole in its start), then ``message_delta`` and
+``message_stop``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, cast
+
+from ..brain import reply_usage
+from ..claude import ClaudeBlock, ClaudeError, parse_request, render_blocks, split_json
+from ..framework import (
+    JsonReply,
+    StreamReply,
+    WireAPI,
+    WireRequest,
+    WireRoute,
+    request_id,
+    retry_headers,
+)
+from ..model import Reply, StopReason
+from ..sse import chunk_text, sse_event, stable_id
+
+__all__ = ["AnthropicAPI"]
+
+SCOPE = "anthropic"
+
+_ERRORS: Mapping[int, tuple[str, str]] = {
+    400: ("invalid_request_error", "Invalid request."),
+    401: ("authentication_error", "invalid x-api-key"),
+    403: (
+        "permission_error",
+        "Your API key does not have permission to use the specified resource.",
+    ),
+    404: ("not_found_error", "Not found."),
+    413: ("request_too_large", "Request exceeds the maximum allowed number of bytes."),
+    429: (
+        "rate_limit_error",
+        "Number of request tokens has exceeded your per-minute rate limit "
+        "(https://docs.claude.com/en/api/rate-limits); see the response headers for current usage. "
+        "Please reduce the prompt length or the maximum tokens requested, or try again later.",
+    ),
+    500: ("api_error", "Internal server error"),
+    503: ("api_error", "Service unavailable"),
+    529: ("overloaded_error", "Overloaded"),
+}
+
+_STOP: Mapping[StopReason, str] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "refusal",
+}
+
+
+def _error_kind(status: int) -> tuple[str, str]:
+    if status in _ERRORS:
+        return _ERRORS[status]
+    return (
+        ("api_error", "Internal server error")
+        if status >= 500
+        else ("invalid_request_error", "Invalid request.")
+    )
+
+
+def _usage(reply: Reply, *, streaming_start: bool = False) -> dict[str, Any]:
+    usage = reply.usage
+    assert usage is not None
+    out: dict[str, Any] = {
+        "input_tokens": usage.input_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+        "output_tokens": 1 if streaming_start else usage.output_tokens,
+        "service_tier": "standard",
+    }
+    if not streaming_start:
+        out["inference_geo"] = "not_available"
+        out["output_tokens_details"] = {"thinking_tokens": usage.thinking_tokens}
+    return out
+
+
+def _block_json(block: ClaudeBlock) -> dict[str, Any]:
+    if block.type == "thinking":
+        return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+    if block.type == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data_b64}
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+
+
+class AnthropicAPI(WireAPI):
+    """The Anthropic Messages wire API (scope ``anthropic``)."""
+
+    name: ClassVar[str] = "anthropic"
+
+    def routes(self) -> Sequence[WireRoute]:
+        return (
+            WireRoute("/v1/messages", self.messages),
+            WireRoute("/v1/messages/count_tokens", self.count_tokens),
+        )
+
+    def authenticate(self, request: WireRequest) -> JsonReply | None:
+        if not request.headers.get("x-api-key") and not request.headers.get("authorization"):
+            return self._error(401, "x-api-key header is required", request.seq)
+        if not request.headers.get("anthropic-version"):
+            return self._error(400, "anthropic-version: header is required", request.seq)
+        return None
+
+    def error(
+        self, status: int, message: str | None = None, *, retry_after: float | None = None
+    ) -> JsonReply:
+        return self._error(status, message, self.state.next_seq(), retry_after=retry_after)
+
+    def _error(
+        self,
+        status: int,
+        message: str | None,
+        seq: int,
+        *,
+        error_type: str | None = None,
+        retry_after: float | None = None,
+    ) -> JsonReply:
+        kind, default = _error_kind(status)
+        rid = request_id("req_011C", seq)
+        body = {
+            "type": "error",
+            "error": {"type": error_type or kind, "message": message or default},
+            "request_id": rid,
+        }
+        headers = {"request-id": rid, **retry_headers(retry_after)}
+        if status == 529 or status >= 500:
+            headers["x-should-retry"] = "true"
+        return JsonReply(body, status, headers)
+
+    def stream_error(self, status: int, message: str | None = None) -> bytes:
+        kind, default = _error_kind(status)
+        return sse_event(
+            "error", {"type": "error", "error": {"type": kind, "message": message or default}}
+        )
+
+    def malformed_event(self) -> bytes:
+        return b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": {\n\n'
+
+    # --- handlers ---------------------------------------------------------------------
+
+    def _parse(self, request: WireRequest, *, require_max_tokens: bool = True) -> Any:
+        body = request.body
+        if not isinstance(body, Mapping):
+            return self._error(
+                400,
+                "Input should be a valid dictionary or object to extract fields from",
+                request.seq,
+            )
+        try:
+            return parse_request(
+                cast("Mapping[str, Any]", body),
+                scope=SCOPE,
+                signer=self.state.signer,
+                require_max_tokens=require_max_tokens,
+                betas=[
+                    b.strip()
+                    for b in request.headers.get("anthropic-beta", "").split(",")
+                    if b.strip()
+                ],
+            )
+        except ClaudeError as exc:
+            return self._error(exc.status, exc.message, request.seq, error_type=exc.error_type)
+
+    def count_tokens(self, request: WireRequest) -> JsonReply:
+        parsed = self._parse(request, require_max_tokens=False)
+        if isinstance(parsed, JsonReply):
+            return parsed
+        usage = reply_usage(parsed.conversation, Reply())
+        return JsonReply({"input_tokens": usage.input_tokens})
+
+    def messages(self, request: WireRequest) -> JsonReply | StreamReply:
+        parsed = self._parse(request)
+        if isinstance(parsed, JsonReply):
+            return parsed
+        reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
+        seed = parsed.conversation.digest()
+        blocks = render_blocks(
+            reply,
+            scope=SCOPE,
+            signer=self.state.signer,
+            display=parsed.display,
+            tool_id_prefix="toolu_01",
+            seed=seed,
+        )
+        message_id = stable_id("msg_01", seed, str(reply.stop))
+        model = cast("str", cast("Mapping[str, Any]", request.body)["model"])
+        rid = request_id("req_011C", request.seq)
+        headers = {"request-id": rid}
+        if parsed.stream:
+            return self._stream(message_id, model, reply, blocks, headers)
+        body = {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [_block_json(b) for b in blocks],
+            "stop_reason": _STOP[reply.stop],
+            "stop_sequence": None,
+            "usage": _usage(reply),
+        }
+        return JsonReply(body, 200, headers)
+
+    def _stream(
+        self,
+        message_id: str,
+        model: str,
+        reply: Reply,
+        blocks: Sequence[ClaudeBlock],
+        headers: Mapping[str, str],
+    ) -> StreamReply:
+        usage = reply.usage
+        assert usage is not None
+        start: dict[str, Any] = {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": _usage(reply, streaming_start=True),
+        }
+        events: list[bytes] = [
+            sse_event("message_start", {"type": "message_start", "message": start}),
+            sse_event("ping", {"type": "ping"}),
+        ]
+        cut_at: int | None = None
+        for index, block in enumerate(blocks):
+            if block.type == "thinking":
+                events.append(
+                    sse_event(
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": index,
+                            "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                        },
+                    )
+                )
+                pieces = chunk_text(block.text)
+                first_delta = len(events)
+                for piece in pieces:
+                    events.append(
+                        sse_event(
+                            "content_block_delta",
+                            {
+                                "type": "content_block_delta",
+                                "index": index,
+                                "delta": {"type": "thinking_delta", "thinking": piece},
+                            },
+                        )
+                    )
+                if cut_at is None:
+                    cut_at = first_delta + max(1, len(pieces) // 2) if pieces else first_delta
+                events.append(
+                    sse_event(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "signature_delta", "signature": block.signature},
+                        },
+                    )
+                )
+            elif block.type == "redacted_thinking":
+                events.append(
+                    sse_event(
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": index,
+                            "content_block": {"type": "redacted_thinking", "data": block.data_b64},
+                        },
+                    )
+                )
+            elif block.type == "text":
+                events.append(
+                    sse_event(
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": index,
+                            "content_block": {"type": "text", "text": ""},
+                        },
+                    )
+                )
+                for piece in chunk_text(block.text):
+                    events.append(
+                        sse_event(
+                            "content_block_delta",
+                            {
+                                "type": "content_block_delta",
+                                "index": index,
+                                "delta": {"type": "text_delta", "text": piece},
+                            },
+                        )
+                    )
+            else:
+                events.append(
+                    sse_event(
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": index,
+                            "content_block": {
+                                "type": "tool_use",
+                                "id": block.id,
+                                "name": block.name,
+                                "input": {},
+                            },
+                        },
+                    )
+                )
+                for piece in ["", *split_json(block.input_json)]:
+                    events.append(
+                        sse_event(
+                            "content_block_delta",
+                            {
+                                "type": "content_block_delta",
+                                "index": index,
+                                "delta": {"type": "input_json_delta", "partial_json": piece},
+                            },
+                        )
+                    )
+            events.append(
+                sse_event("content_block_stop", {"type": "content_block_stop", "index": index})
+            )
+        delta_usage = {
+            "input_tokens": usage.input_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": usage.output_tokens,
+            "output_tokens_details": {"thinking_tokens": usage.thinking_tokens},
+        }
+        events.append(
+            sse_event(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": _STOP[reply.stop], "stop_sequence": None},
+                    "usage": delta_usage,
+                },
+            )
+        )
+        events.append(sse_event("message_stop", {"type": "message_stop"}))
+        stream_headers = {**headers, "cache-control": "no-cache"}
+        return StreamReply(events, "text/event-stream; charset=utf-8", stream_headers, cut_at)

@@ -1,0 +1,460 @@
+"""AWS Bedrock Converse: ``POST /model/{modelId}/converse`` (JSON) and
+``/converse-stream`` (binary ``application/vnd.amazon.eventstream``).
+
+Requests must carry an ``Authorization`` header (SigV4 with any credentials; the
+signature is not checked). Claude models (``anthropic.claude-*``, also with a region
+prefix such as ``us.`` or ``global.``, or as an inference-profile ARN) are served: the
+Converse request is translated to the Anthropic Messages shape and validated by
+:mod:`thinkagent.emulator.claude` with the ``bedrock`` signing scope, so an Anthropic
+signature replayed here is invalid and vice versa. Claude's errors come back as
+``ValidationException`` (HTTP 400, ``x-amzn-ErrorType`` header, ``{"message": ...}``)
+reading "The model returned the following errors: <Claude's message>".
+
+Streams follow the service: no ``contentBlockStart`` for reasoning or text blocks;
+reasoning text deltas, then a separate ``signature`` delta (or one ``redactedContent``
+delta); ``toolUse`` blocks open with ``contentBlockStart`` and stream their input as JSON
+fragments; then ``messageStop`` and ``metadata`` (usage and metrics).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, cast
+
+from ..claude import ClaudeBlock, ClaudeError, parse_request, render_blocks, split_json
+from ..eventstream import event_message, exception_message
+from ..framework import (
+    JsonReply,
+    StreamReply,
+    WireAPI,
+    WireRequest,
+    WireRoute,
+    request_id,
+    retry_headers,
+)
+from ..model import Reply, StopReason
+from ..sse import chunk_text
+from ..values import as_list, as_mapping, mapping_or_none
+
+__all__ = ["BedrockAPI", "claude_name"]
+
+SCOPE = "bedrock"
+#: maxTokens when the request has no ``inferenceConfig.maxTokens``.
+DEFAULT_MAX_TOKENS = 8192
+_ERROR_NS = ":http://internal.amazon.com/coral/com.amazon.bedrock/"
+_MEDIA_TYPE = "application/vnd.amazon.eventstream"
+
+_ERRORS: Mapping[int, tuple[str, str]] = {
+    400: (
+        "ValidationException",
+        "Malformed input request, please reformat your input and try again.",
+    ),
+    403: (
+        "AccessDeniedException",
+        "You don't have access to the model with the specified model ID.",
+    ),
+    404: ("ResourceNotFoundException", "The requested resource could not be found."),
+    408: (
+        "ModelTimeoutException",
+        "Model has timed out in processing the request. Try your request again.",
+    ),
+    424: ("ModelErrorException", "The model encountered an error processing the request."),
+    429: ("ThrottlingException", "Too many requests, please wait before trying again."),
+    500: (
+        "InternalServerException",
+        "The system encountered an unexpected error during processing. Try your request again.",
+    ),
+    503: ("ServiceUnavailableException", "Bedrock is unable to process your request."),
+}
+_STREAM_ERRORS: Mapping[int, str] = {
+    400: "validationException",
+    429: "throttlingException",
+    500: "internalServerException",
+    503: "serviceUnavailableException",
+}
+_STOP: Mapping[StopReason, str] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "content_filtered",
+}
+_REGION_PREFIX = re.compile(r"^(?:us|eu|apac|ap|jp|au|ca|global|us-gov)\.")
+_VERSION_SUFFIX = re.compile(r"-v\d+(?::\d+)?$")
+
+
+def claude_name(model_id: str) -> str | None:
+    """The Claude model name behind a Bedrock model id (``us.anthropic.claude-sonnet-4-5-
+    20250929-v1:0`` -> ``claude-sonnet-4-5-20250929``), or ``None`` for other models."""
+    model = model_id.rsplit("/", 1)[-1] if model_id.startswith("arn:") else model_id
+    model = _REGION_PREFIX.sub("", model)
+    if not model.startswith("anthropic.claude-"):
+        return None
+    return _VERSION_SUFFIX.sub("", model[len("anthropic.") :])
+
+
+def _error_kind(status: int) -> tuple[int, str, str]:
+    if status == 529:
+        status = 503
+    if status in _ERRORS:
+        code, message = _ERRORS[status]
+        return status, code, message
+    if status >= 500:
+        return status, "InternalServerException", _ERRORS[500][1]
+    return status, "ValidationException", _ERRORS[400][1]
+
+
+class _ConverseError(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _tool_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    for item in as_list(result.get("content")):
+        part = as_mapping(item)
+        if isinstance(part.get("text"), str):
+            content.append({"type": "text", "text": part["text"]})
+        elif "json" in part:
+            content.append({"type": "text", "text": json.dumps(part["json"], ensure_ascii=False)})
+        else:
+            kind = next(iter(part), "content")
+            content.append({"type": "text", "text": f"[{kind}]"})
+    return {
+        "type": "tool_result",
+        "tool_use_id": result.get("toolUseId"),
+        "content": content,
+        "is_error": result.get("status") == "error",
+    }
+
+
+def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
+    """Translate a Converse request into an Anthropic Messages request, keeping the
+    message and block indices (``cachePoint`` markers are dropped, as the service folds
+    them into the previous block)."""
+    raw_messages = body.get("messages")
+    if not isinstance(raw_messages, list) or not raw_messages:
+        raise _ConverseError(
+            "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+        )
+    system: list[str] = [
+        cast("str", as_mapping(b)["text"])
+        for b in as_list(body.get("system"))
+        if isinstance(as_mapping(b).get("text"), str)
+    ]
+    messages: list[dict[str, Any]] = []
+    for index, item in enumerate(cast("list[Any]", raw_messages)):
+        message = as_mapping(item)
+        role = message.get("role")
+        if role not in ("user", "assistant", "system"):
+            raise _ConverseError(f"The value at messages.{index}.role is invalid.")
+        content: list[dict[str, Any]] = []
+        for raw_block in as_list(message.get("content")):
+            block = as_mapping(raw_block)
+            if "text" in block:
+                content.append({"type": "text", "text": block["text"]})
+            elif "toolUse" in block:
+                use = as_mapping(block["toolUse"])
+                content.append(
+                    {
+                        "type": "tool_use",
+                        "id": use.get("toolUseId"),
+                        "name": use.get("name"),
+                        "input": use.get("input", {}),
+                    }
+                )
+            elif "toolResult" in block:
+                content.append(_tool_result(as_mapping(block["toolResult"])))
+            elif "reasoningContent" in block:
+                reasoning = as_mapping(block["reasoningContent"])
+                if "redactedContent" in reasoning:
+                    content.append(
+                        {"type": "redacted_thinking", "data": reasoning["redactedContent"]}
+                    )
+                else:
+                    text_block = as_mapping(reasoning.get("reasoningText"))
+                    thinking: dict[str, Any] = {"type": "thinking"}
+                    if "text" in text_block:
+                        thinking["thinking"] = text_block["text"]
+                    if "signature" in text_block:
+                        thinking["signature"] = text_block["signature"]
+                    content.append(thinking)
+            elif "cachePoint" in block:
+                continue
+            else:
+                kind = next(iter(block), "content")
+                content.append({"type": "text", "text": f"[{kind}]"})
+        if role == "system":
+            system.extend(c["text"] for c in content if c["type"] == "text")
+        messages.append({"role": role, "content": content})
+    if as_mapping(raw_messages[0]).get("role") != "user":
+        raise _ConverseError(
+            "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+        )
+
+    inference = as_mapping(body.get("inferenceConfig"))
+    extra = as_mapping(body.get("additionalModelRequestFields"))
+    claude: dict[str, Any] = {
+        "model": model_name,
+        "max_tokens": inference.get("maxTokens", DEFAULT_MAX_TOKENS),
+        "messages": messages,
+    }
+    if system:
+        claude["system"] = "\n".join(system)
+    tool_config = as_mapping(body.get("toolConfig"))
+    tools: list[dict[str, Any]] = []
+    for raw_tool in as_list(tool_config.get("tools")):
+        spec = as_mapping(as_mapping(raw_tool).get("toolSpec"))
+        if spec:
+            tools.append(
+                {
+                    "name": spec.get("name"),
+                    "description": spec.get("description", ""),
+                    "input_schema": as_mapping(spec.get("inputSchema")).get("json"),
+                }
+            )
+    if tools:
+        claude["tools"] = tools
+    choice = as_mapping(tool_config.get("toolChoice"))
+    if "any" in choice:
+        claude["tool_choice"] = {"type": "any"}
+    elif "tool" in choice:
+        claude["tool_choice"] = {"type": "tool", "name": as_mapping(choice["tool"]).get("name")}
+    if "thinking" in extra:
+        claude["thinking"] = extra["thinking"]
+    effort = as_mapping(body.get("outputConfig")).get("effort") or as_mapping(
+        extra.get("output_config")
+    ).get("effort")
+    if effort is not None:
+        claude["output_config"] = {"effort": effort}
+    return claude
+
+
+def _usage(reply: Reply) -> dict[str, int]:
+    usage = reply.usage
+    assert usage is not None
+    return {
+        "inputTokens": usage.input_tokens,
+        "outputTokens": usage.output_tokens,
+        "totalTokens": usage.input_tokens + usage.output_tokens,
+        "cacheReadInputTokens": 0,
+        "cacheWriteInputTokens": 0,
+        "cacheReadInputTokenCount": 0,
+        "cacheWriteInputTokenCount": 0,
+    }
+
+
+def _latency(reply: Reply) -> int:
+    usage = reply.usage
+    return 120 + (usage.output_tokens if usage else 0) * 8
+
+
+def _block_json(block: ClaudeBlock) -> dict[str, Any]:
+    if block.type == "thinking":
+        return {
+            "reasoningContent": {
+                "reasoningText": {"text": block.text, "signature": block.signature}
+            }
+        }
+    if block.type == "redacted_thinking":
+        return {"reasoningContent": {"redactedContent": block.data_b64}}
+    if block.type == "text":
+        return {"text": block.text}
+    return {"toolUse": {"toolUseId": block.id, "name": block.name, "input": dict(block.input)}}
+
+
+class BedrockAPI(WireAPI):
+    """The Bedrock Converse / ConverseStream wire API (scope ``bedrock``)."""
+
+    name: ClassVar[str] = "bedrock"
+
+    def routes(self) -> Sequence[WireRoute]:
+        return (
+            WireRoute("/model/{model_id:path}/converse", self.converse),
+            WireRoute("/model/{model_id:path}/converse-stream", self.converse_stream),
+        )
+
+    def authenticate(self, request: WireRequest) -> JsonReply | None:
+        if not request.headers.get("authorization"):
+            rid = request_id("", request.seq)
+            return JsonReply(
+                {"message": "Missing Authentication Token"},
+                403,
+                {
+                    "x-amzn-ErrorType": "MissingAuthenticationTokenException" + _ERROR_NS,
+                    "x-amzn-RequestId": rid,
+                },
+            )
+        return None
+
+    def error(
+        self, status: int, message: str | None = None, *, retry_after: float | None = None
+    ) -> JsonReply:
+        return self._error(status, message, self.state.next_seq(), retry_after=retry_after)
+
+    def _error(
+        self, status: int, message: str | None, seq: int, *, retry_after: float | None = None
+    ) -> JsonReply:
+        status, code, default = _error_kind(status)
+        headers = {
+            "x-amzn-ErrorType": code + _ERROR_NS,
+            "x-amzn-RequestId": request_id("", seq),
+            **retry_headers(retry_after),
+        }
+        return JsonReply({"message": message or default}, status, headers)
+
+    def stream_error(self, status: int, message: str | None = None) -> bytes:
+        kind = _STREAM_ERRORS.get(status)
+        if kind is None:
+            original = {
+                "type": "error",
+                "error": {
+                    "type": "overloaded_error" if status == 529 else "api_error",
+                    "message": message or "Overloaded",
+                },
+            }
+            payload: dict[str, Any] = {
+                "message": message
+                or "The model encountered an error while streaming the response. Try your request again.",
+                "originalStatusCode": status,
+                "originalMessage": json.dumps(original),
+            }
+            return exception_message("modelStreamErrorException", payload)
+        return exception_message(kind, {"message": message or _error_kind(status)[2]})
+
+    def malformed_event(self) -> bytes:
+        """A ``contentBlockDelta`` message whose checksum does not match its bytes
+        (botocore ignores undecodable JSON payloads, but not a corrupt frame)."""
+        frame = bytearray(
+            event_message("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "?"}})
+        )
+        frame[-1] ^= 0xFF
+        return bytes(frame)
+
+    # --- handlers ---------------------------------------------------------------------
+
+    def converse(self, request: WireRequest) -> JsonReply | StreamReply:
+        return self._converse(request, stream=False)
+
+    def converse_stream(self, request: WireRequest) -> JsonReply | StreamReply:
+        return self._converse(request, stream=True)
+
+    def _converse(self, request: WireRequest, *, stream: bool) -> JsonReply | StreamReply:
+        model_id = request.path_params.get("model_id", "")
+        name = claude_name(model_id)
+        if name is None:
+            return self._error(400, "The provided model identifier is invalid.", request.seq)
+        body = mapping_or_none(request.body)
+        if body is None:
+            return self._error(400, None, request.seq)
+        try:
+            claude_body = _to_claude(body, name)
+            extra = as_mapping(body.get("additionalModelRequestFields"))
+            betas = [b for b in as_list(extra.get("anthropic_beta")) if isinstance(b, str)]
+            parsed = parse_request(claude_body, scope=SCOPE, signer=self.state.signer, betas=betas)
+        except _ConverseError as exc:
+            return self._error(400, exc.message, request.seq)
+        except ClaudeError as exc:
+            if exc.status == 404:
+                return self._error(400, "The provided model identifier is invalid.", request.seq)
+            return self._error(
+                exc.status, f"The model returned the following errors: {exc.message}", request.seq
+            )
+        reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
+        blocks = render_blocks(
+            reply,
+            scope=SCOPE,
+            signer=self.state.signer,
+            display=parsed.display,
+            tool_id_prefix="tooluse_",
+            seed=parsed.conversation.digest(),
+        )
+        headers = {"x-amzn-RequestId": request_id("", request.seq)}
+        if stream:
+            return self._stream(reply, blocks, headers)
+        body = {
+            "metrics": {"latencyMs": _latency(reply)},
+            "output": {
+                "message": {"content": [_block_json(b) for b in blocks], "role": "assistant"}
+            },
+            "stopReason": _STOP[reply.stop],
+            "usage": _usage(reply),
+        }
+        return JsonReply(body, 200, headers)
+
+    def _stream(
+        self, reply: Reply, blocks: Sequence[ClaudeBlock], headers: Mapping[str, str]
+    ) -> StreamReply:
+        events: list[bytes] = [event_message("messageStart", {"role": "assistant"})]
+        cut_at: int | None = None
+        for index, block in enumerate(blocks):
+            if block.type == "thinking":
+                pieces = chunk_text(block.text)
+                first = len(events)
+                for piece in pieces:
+                    events.append(
+                        event_message(
+                            "contentBlockDelta",
+                            {
+                                "contentBlockIndex": index,
+                                "delta": {"reasoningContent": {"text": piece}},
+                            },
+                        )
+                    )
+                if cut_at is None:
+                    cut_at = first + max(1, len(pieces) // 2) if pieces else first
+                events.append(
+                    event_message(
+                        "contentBlockDelta",
+                        {
+                            "contentBlockIndex": index,
+                            "delta": {"reasoningContent": {"signature": block.signature}},
+                        },
+                    )
+                )
+            elif block.type == "redacted_thinking":
+                events.append(
+                    event_message(
+                        "contentBlockDelta",
+                        {
+                            "contentBlockIndex": index,
+                            "delta": {"reasoningContent": {"redactedContent": block.data_b64}},
+                        },
+                    )
+                )
+            elif block.type == "text":
+                for piece in chunk_text(block.text) or [""]:
+                    events.append(
+                        event_message(
+                            "contentBlockDelta",
+                            {"contentBlockIndex": index, "delta": {"text": piece}},
+                        )
+                    )
+            else:
+                events.append(
+                    event_message(
+                        "contentBlockStart",
+                        {
+                            "contentBlockIndex": index,
+                            "start": {"toolUse": {"toolUseId": block.id, "name": block.name}},
+                        },
+                    )
+                )
+                for piece in split_json(block.input_json):
+                    events.append(
+                        event_message(
+                            "contentBlockDelta",
+                            {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}},
+                        )
+                    )
+            events.append(event_message("contentBlockStop", {"contentBlockIndex": index}))
+        events.append(event_message("messageStop", {"stopReason": _STOP[reply.stop]}))
+        events.append(
+            event_message(
+                "metadata", {"usage": _usage(reply), "metrics": {"latencyMs": _latency(reply)}}
+            )
+        )
+        return StreamReply(events, _MEDIA_TYPE, headers, cut_at)
