@@ -312,6 +312,7 @@ async def test_a_processor_that_breaks_the_history_is_caught() -> None:
 
 async def test_cancelling_a_run_carries_evidence_and_leaves_nothing_behind() -> None:
     entered = asyncio.Event()
+    caught: list[RunCancelled] = []
 
     async def wait_forever() -> str:
         entered.set()
@@ -319,18 +320,27 @@ async def test_cancelling_a_run_carries_evidence_and_leaves_nothing_behind() -> 
         return "never"
 
     model = ScriptedModel([calls(("wait_forever", {})), answer()])
+
+    async def run() -> None:
+        try:
+            await Agent(model, tools=[wait_forever]).run("q")
+        except RunCancelled as cancelled:  # what a service does to persist the evidence
+            caught.append(cancelled)
+            raise
+
     tasks_before = asyncio.all_tasks()
     threads_before = threading.active_count()
-    task = asyncio.create_task(Agent(model, tools=[wait_forever]).run("q"))
+    task = asyncio.create_task(run())
     await entered.wait()
     task.cancel()
-    with pytest.raises(RunCancelled) as info:
+    with pytest.raises(asyncio.CancelledError):
         await task
-    assert isinstance(info.value, asyncio.CancelledError)
     assert task.cancelled()
-    validate_history(info.value.messages)
-    assert info.value.messages[-1].tool_calls  # the call that was running stays pending
-    assert info.value.usage.requests == 1
+    (cancelled,) = caught
+    assert isinstance(cancelled, asyncio.CancelledError)
+    validate_history(cancelled.messages)
+    assert cancelled.messages[-1].tool_calls  # the call that was running stays pending
+    assert cancelled.usage.requests == 1
     await asyncio.sleep(0)
     assert asyncio.all_tasks() == tasks_before
     assert threading.active_count() == threads_before
