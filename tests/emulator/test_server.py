@@ -161,7 +161,7 @@ async def test_recording_strips_credentials() -> None:
             )
         await az.close()
         recorded = emu.requests
-        assert [r.api for r in recorded] == ["anthropic", "bedrock", None, None]
+        assert [r.api for r in recorded] == ["anthropic", "bedrock", "gemini", "openai"]
         assert [r.auth for r in recorded] == [
             "Bearer",
             "AWS4-HMAC-SHA256",

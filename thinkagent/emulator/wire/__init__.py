@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING
 
 from .anthropic import AnthropicAPI
 from .bedrock import BedrockAPI
+from .gemini import GeminiAPI, VertexAPI
+from .openai_chat import OpenAIChatAPI
+from .openai_responses import OpenAIResponsesAPI
 
 if TYPE_CHECKING:
     from ..framework import WireAPI
@@ -15,4 +18,11 @@ if TYPE_CHECKING:
 __all__ = ["WIRE_APIS"]
 
 #: Every wire API class, in routing order.
-WIRE_APIS: tuple[type[WireAPI], ...] = (AnthropicAPI, BedrockAPI)
+WIRE_APIS: tuple[type[WireAPI], ...] = (
+    AnthropicAPI,
+    BedrockAPI,
+    GeminiAPI,
+    VertexAPI,
+    OpenAIChatAPI,
+    OpenAIResponsesAPI,
+)

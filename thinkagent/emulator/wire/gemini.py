@@ -1,0 +1,372 @@
+"""Gemini API and Vertex AI: ``generateContent`` (JSON) and ``streamGenerateContent``
+(SSE with ``?alt=sse``, else one JSON array), two wires with two signing scopes.
+
+* Gemini API (``gemini``): ``POST /{version}/models/{model}:generateContent`` and
+  ``:streamGenerateContent`` (``v1``, ``v1beta``, ``v1alpha``); credentials in
+  ``x-goog-api-key`` (or ``?key=``), else 403 ``PERMISSION_DENIED``.
+* Vertex AI (``vertex``): ``POST /{version}/projects/{project}/locations/{location}/
+  publishers/google/models/{model}:generateContent`` and ``:streamGenerateContent``
+  (``v1``, ``v1beta1``); ``Authorization: Bearer``, else 401 ``UNAUTHENTICATED``.
+
+Requests are validated by :mod:`thinkagent.emulator.gemini_rules` (camelCase and
+snake_case keys alike). Errors are ``{"error": {"code", "message", "status"}}``.
+
+Responses follow the recordings: parts ``{"text", "thought": true}`` (thought summaries,
+only with ``includeThoughts``), the answer or a short preamble as text, then
+``functionCall`` parts without ids; the first function call of a step carries the
+``thoughtSignature`` (standard base64), later parallel calls none. A final answer carries
+its signature on its text part; streamed, it comes on a trailing empty text part.
+``finishReason`` is ``STOP`` for calls too (with ``finishMessage``); ``usageMetadata``
+counts ``thoughtsTokenCount`` apart from ``candidatesTokenCount``. A stream sends one
+``data: {GenerateContentResponse}\\r\\n\\r\\n`` per thought piece, text piece and step of
+calls; the last one has ``finishReason`` and ``usageMetadata``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, cast
+
+from ..framework import JsonReply, StreamReply, WireAPI, WireRequest, WireRoute, retry_headers
+from ..gemini_rules import (
+    GEMINI_DIALECT,
+    VERTEX_DIALECT,
+    Dialect,
+    GeminiError,
+    GeminiRequest,
+    call_content,
+    gemini_model,
+    parse_request,
+    signature_kind,
+    text_content,
+)
+from ..model import Reply, StopReason
+from ..sse import chunk_text, dumps, stable_id
+
+__all__ = ["GeminiAPI", "VertexAPI"]
+
+_STATUS: Mapping[int, str] = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+_MESSAGES: Mapping[int, str] = {
+    400: "Request contains an invalid argument.",
+    401: "Request had invalid authentication credentials. Expected OAuth 2 access token, login "
+    "cookie or other valid authentication credential. See "
+    "https://developers.google.com/identity/sign-in/web/devconsole-project.",
+    403: "The caller does not have permission",
+    404: "Requested entity was not found.",
+    409: "The operation was aborted.",
+    429: "You exceeded your current quota, please check your plan and billing details. For more "
+    "information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.",
+    499: "The operation was cancelled.",
+    500: "An internal error has occurred. Please retry or report in "
+    "https://developers.generativeai.google/guide/troubleshooting",
+    501: "Operation is not implemented, or supported, or enabled.",
+    503: "The model is overloaded. Please try again later.",
+    504: "Deadline expired before operation could complete.",
+}
+_VERTEX_MESSAGES: Mapping[int, str] = {
+    **_MESSAGES,
+    429: "Resource exhausted. Please try again later. Please refer to "
+    "https://cloud.google.com/vertex-ai/generative-ai/docs/error-code-429 for more details.",
+    500: "Internal error encountered.",
+}
+_FINISH: Mapping[StopReason, str] = {
+    "end_turn": "STOP",
+    "tool_use": "STOP",
+    "stop_sequence": "STOP",
+    "max_tokens": "MAX_TOKENS",
+    "refusal": "SAFETY",
+}
+_CALLS_MESSAGE = "Model generated function call(s)."
+_SSE_END = b"\r\n\r\n"
+_CHUNK_START = b'data: {"candidates":[{"content":{"parts":['
+
+
+def _status(status: int) -> tuple[int, str]:
+    if status == 529:  # Anthropic's "overloaded" is Google's 503
+        status = 503
+    if status in _STATUS:
+        return status, _STATUS[status]
+    return status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION"
+
+
+def _error_body(code: int, status: str, message: str, retry_after: float | None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message, "status": status}
+    if retry_after is not None:
+        error["details"] = [
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_after:g}s"}
+        ]
+    return {"error": error}
+
+
+class _GoogleAPI(WireAPI):
+    """What the Gemini API and Vertex AI wires share: everything but routes, credentials,
+    the signing scope and some wording."""
+
+    dialect: ClassVar[Dialect]
+    versions: ClassVar[frozenset[str]]
+    messages: ClassVar[Mapping[int, str]] = _MESSAGES
+
+    # --- errors -----------------------------------------------------------------------
+
+    def error(
+        self, status: int, message: str | None = None, *, retry_after: float | None = None
+    ) -> JsonReply:
+        code, name = _status(status)
+        text = message or self.messages.get(code) or self.messages[500 if code >= 500 else 400]
+        return JsonReply(
+            _error_body(code, name, text, retry_after), code, retry_headers(retry_after)
+        )
+
+    def stream_error(self, status: int, message: str | None = None) -> bytes:
+        code, name = _status(status)
+        text = message or self.messages.get(code) or self.messages[500 if code >= 500 else 400]
+        return b"data: " + dumps(_error_body(code, name, text, None)) + _SSE_END
+
+    def malformed_event(self) -> bytes:
+        return _CHUNK_START + b'{"text": ' + _SSE_END
+
+    # --- hooks ------------------------------------------------------------------------
+
+    def not_found(self, request: WireRequest, stream: bool) -> str:
+        """The 404 message for a model the emulator does not serve."""
+        raise NotImplementedError
+
+    def response_extras(self) -> dict[str, Any]:
+        """Top-level response fields after ``modelVersion`` and ``responseId``."""
+        return {}
+
+    def usage_extras(self, usage: dict[str, Any]) -> None:
+        """Add the wire's own ``usageMetadata`` fields."""
+
+    # --- handlers ---------------------------------------------------------------------
+
+    def generate(self, request: WireRequest) -> JsonReply | StreamReply:
+        return self._serve(request, stream=False)
+
+    def stream(self, request: WireRequest) -> JsonReply | StreamReply:
+        return self._serve(request, stream=True)
+
+    def _serve(self, request: WireRequest, *, stream: bool) -> JsonReply | StreamReply:
+        if request.path_params.get("version") not in self.versions:
+            return self.error(404)
+        model_name = request.path_params["model"]
+        model = gemini_model(model_name)
+        if model is None:
+            return self.error(404, self.not_found(request, stream))
+        body = request.body
+        if not isinstance(body, Mapping):
+            return self.error(400, "Invalid JSON payload received. Expected an object.")
+        try:
+            parsed = parse_request(
+                cast("Mapping[str, Any]", body),
+                model,
+                dialect=self.dialect,
+                signer=self.state.signer,
+            )
+        except GeminiError as exc:
+            return self.error(exc.status, exc.message)
+        reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
+        seed = parsed.conversation.digest()
+        meta = {
+            "modelVersion": model_name,
+            "responseId": stable_id("", seed, reply.stop, length=22),
+            **self.response_extras(),
+        }
+        chunks, json_parts, cut_at = self._render(reply, parsed)
+        usage = self._usage(reply)
+        finish: dict[str, Any] = {"finishReason": _FINISH[reply.stop]}
+        if reply.tool_calls:
+            finish["finishMessage"] = _CALLS_MESSAGE
+        if not stream:
+            return JsonReply(self._response(json_parts, finish, usage, meta))
+        last = self._response(chunks[-1], finish, usage, meta)
+        if request.query.get("alt") != "sse":  # a JSON array of the chunks
+            return JsonReply([*(self._response(c, None, None, meta) for c in chunks[:-1]), last])
+        tail = b'],"role":"model"},"index":0}],' + dumps(meta)[1:] + _SSE_END
+        events = [_CHUNK_START + b",".join(dumps(p) for p in parts) + tail for parts in chunks[:-1]]
+        events.append(b"data: " + dumps(last) + _SSE_END)
+        return StreamReply(events, "text/event-stream", {"cache-control": "no-cache"}, cut_at)
+
+    # --- rendering --------------------------------------------------------------------
+
+    def _render(
+        self, reply: Reply, parsed: GeminiRequest
+    ) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]], int | None]:
+        """(the parts of each stream chunk, the parts of the JSON response, the chunk
+        where a default cut stops the stream)."""
+        model = parsed.model
+        kind = signature_kind(model)
+        signs = model.family == "3" or (parsed.settings.thinking and bool(reply.tool_calls))
+        size = min(140 + len(reply.thinking or "") // 2, 1100)
+
+        def seal(content: str) -> str:
+            return self.state.signer.seal_b64(self.dialect.scope, kind, content, size=size)
+
+        chunks: list[list[dict[str, Any]]] = []
+        parts: list[dict[str, Any]] = []
+        cut_at: int | None = None
+        if parsed.include_thoughts and reply.thinking:
+            pieces = chunk_text(reply.thinking, 64)
+            parts.append({"text": reply.thinking, "thought": True})
+            chunks.extend([{"text": p, "thought": True}] for p in pieces)
+            cut_at = max(1, len(pieces) // 2)
+        text = reply.text
+        if reply.tool_calls:
+            if text:
+                parts.append({"text": text})
+                chunks.extend([{"text": p}] for p in chunk_text(text, 64))
+            calls: list[dict[str, Any]] = []
+            for rank, call in enumerate(reply.tool_calls):
+                function: dict[str, Any] = {"name": call.name, "args": dict(call.arguments)}
+                if call.id:
+                    function = {"id": call.id, **function}
+                part: dict[str, Any] = {"functionCall": function}
+                if rank == 0 and signs:
+                    part["thoughtSignature"] = seal(call_content(0, call.name, call.arguments))
+                calls.append(part)
+            parts.extend(calls)
+            chunks.append(calls)
+        else:
+            signed = model.family == "3"
+            answer: dict[str, Any] = {"text": text}
+            if signed:
+                answer["thoughtSignature"] = seal(text_content(text))
+            parts.append(answer)
+            pieces = chunk_text(text, 64)
+            chunks.extend([{"text": p}] for p in pieces)
+            if signed:
+                chunks.append([{"text": "", "thoughtSignature": answer["thoughtSignature"]}])
+            elif not pieces:
+                chunks.append([{"text": ""}])
+        if cut_at is None:
+            cut_at = max(1, (len(chunks) - 1) // 2) if len(chunks) > 1 else 0
+        return chunks, parts, cut_at
+
+    def _usage(self, reply: Reply) -> dict[str, Any]:
+        usage = reply.usage
+        assert usage is not None
+        thoughts = min(usage.thinking_tokens, usage.output_tokens)
+        candidates = usage.output_tokens - thoughts
+        out: dict[str, Any] = {
+            "promptTokenCount": usage.input_tokens,
+            "candidatesTokenCount": candidates,
+            "totalTokenCount": usage.input_tokens + usage.output_tokens,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": usage.input_tokens}],
+        }
+        if thoughts:
+            out["thoughtsTokenCount"] = thoughts
+        self.usage_extras(out)
+        return out
+
+    @staticmethod
+    def _response(
+        parts: Sequence[dict[str, Any]],
+        finish: Mapping[str, Any] | None,
+        usage: Mapping[str, Any] | None,
+        meta: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"parts": list(parts), "role": "model"}}
+        if finish is not None:
+            candidate.update(finish)
+        candidate["index"] = 0
+        out: dict[str, Any] = {"candidates": [candidate]}
+        if usage is not None:
+            out["usageMetadata"] = usage
+        out.update(meta)
+        return out
+
+
+class GeminiAPI(_GoogleAPI):
+    """The Gemini API (``generativelanguage.googleapis.com``), scope ``gemini``."""
+
+    name: ClassVar[str] = "gemini"
+    dialect: ClassVar[Dialect] = GEMINI_DIALECT
+    versions: ClassVar[frozenset[str]] = frozenset({"v1", "v1beta", "v1alpha"})
+
+    def routes(self) -> Sequence[WireRoute]:
+        return (
+            WireRoute("/{version}/models/{model}:generateContent", self.generate),
+            WireRoute("/{version}/models/{model}:streamGenerateContent", self.stream),
+        )
+
+    def authenticate(self, request: WireRequest) -> JsonReply | None:
+        headers = request.headers
+        if (
+            headers.get("x-goog-api-key")
+            or request.query.get("key")
+            or headers.get("authorization")
+        ):
+            return None
+        return self.error(
+            403,
+            "Method doesn't allow unregistered callers (callers without established identity). "
+            "Please use API Key or other form of API consumer identity to call this API.",
+        )
+
+    def not_found(self, request: WireRequest, stream: bool) -> str:
+        method = "StreamGenerateContent" if stream else "generateContent"
+        return (
+            f"models/{request.path_params['model']} is not found for API version "
+            f"{request.path_params['version']}, or is not supported for {method}. Call "
+            "ListModels to see the list of available models and their supported methods."
+        )
+
+
+class VertexAPI(_GoogleAPI):
+    """Vertex AI (``aiplatform.googleapis.com``), scope ``vertex``."""
+
+    name: ClassVar[str] = "vertex"
+    dialect: ClassVar[Dialect] = VERTEX_DIALECT
+    versions: ClassVar[frozenset[str]] = frozenset({"v1", "v1beta1"})
+    messages: ClassVar[Mapping[int, str]] = _VERTEX_MESSAGES
+
+    _PREFIX = "/{version}/projects/{project}/locations/{location}/publishers/google/models/{model}"
+
+    def routes(self) -> Sequence[WireRoute]:
+        return (
+            WireRoute(self._PREFIX + ":generateContent", self.generate),
+            WireRoute(self._PREFIX + ":streamGenerateContent", self.stream),
+        )
+
+    def authenticate(self, request: WireRequest) -> JsonReply | None:
+        if request.headers.get("authorization", "").lower().startswith("bearer "):
+            return None
+        return self.error(
+            401,
+            "Request is missing required authentication credential. Expected OAuth 2 access "
+            "token, login cookie or other valid authentication credential. See "
+            "https://developers.google.com/identity/sign-in/web/devconsole-project.",
+        )
+
+    def not_found(self, request: WireRequest, stream: bool) -> str:
+        p = request.path_params
+        return (
+            f"Publisher Model `projects/{p['project']}/locations/{p['location']}/publishers/"
+            f"google/models/{p['model']}` was not found or your project does not have access "
+            "to it. Please ensure you are using a valid model version. For more information, "
+            "see: https://cloud.google.com/vertex-ai/generative-ai/docs/learn/model-versions"
+        )
+
+    def response_extras(self) -> dict[str, Any]:
+        now = time.time()
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
+        return {"createTime": f"{stamp}.{int(now % 1 * 1_000_000):06d}Z"}
+
+    def usage_extras(self, usage: dict[str, Any]) -> None:
+        usage["candidatesTokensDetails"] = [
+            {"modality": "TEXT", "tokenCount": usage["candidatesTokenCount"]}
+        ]
+        usage["trafficType"] = "ON_DEMAND"

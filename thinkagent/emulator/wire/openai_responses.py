@@ -1,0 +1,760 @@
+"""OpenAI Responses: ``POST /v1/responses`` (scope ``openai``) and Azure's
+``POST /openai/responses?api-version=...`` and ``/openai/v1/responses`` (scope ``azure``).
+JSON and typed SSE events (``event: response.x`` + ``data: {"type": "response.x", ...,
+"sequence_number": n}``).
+
+A reasoning model's output is a ``reasoning`` item (``rs_...``; ``summary`` parts when
+``reasoning.summary`` is set; ``encrypted_content`` when ``include`` asks for
+``reasoning.encrypted_content``), then either ``function_call`` items or one assistant
+``message``. The encrypted content is a Fernet-style token (``gAAAAA...``) that carries
+the reasoning enciphered and sealed by the emulator's signer under the endpoint's scope:
+replayed, it decrypts only on the scope that issued it, and only unaltered. Responses
+created with ``store`` (the default) also keep their reasoning items in memory, so an item
+replayed by id alone is found.
+
+Input rules, checked in this order, with the real status and message: a reasoning item
+must be followed by the item it preceded (a function call or an assistant message);
+encrypted content must verify; a reasoning item without it must be stored; each
+``function_call_output`` must answer an earlier ``function_call``; each
+``function_call`` must have its output.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, cast
+
+from ..claude import split_json
+from ..framework import (
+    EmulatorState,
+    JsonReply,
+    StreamReply,
+    WireAPI,
+    WireRequest,
+    WireRoute,
+)
+from ..model import Conversation, Message, Reply, Settings, ToolCall, ToolResult, ToolSpec
+from ..openai_common import (
+    OpenAIError,
+    OpenAIModel,
+    authenticate,
+    brain_effort,
+    check_effort,
+    context,
+    dumps_arguments,
+    error_reply,
+    hex_id,
+    invalid_value,
+    model_not_found,
+    openai_model,
+    parse_arguments,
+    stream_error_payload,
+    text_of,
+    tool_spec,
+)
+from ..signing import Signer
+from ..sse import chunk_text, sse_event, stable_id
+from ..values import as_list, as_mapping, list_or_none, mapping_or_none
+
+__all__ = ["OpenAIResponsesAPI", "open_reasoning", "seal_reasoning"]
+
+#: Signing kinds of encrypted reasoning: the seal over the content, and the key stream.
+KIND_REASONING = "openai.reasoning"
+KIND_REASONING_KEY = "openai.reasoning.key"
+
+_FERNET_VERSION = 0x80
+_FERNET_TIME = 1_757_687_103  # a fixed timestamp keeps tokens deterministic
+_SUMMARY_MODES = ("auto", "concise", "detailed")
+_ENCRYPTED = "reasoning.encrypted_content"
+_OUTPUT_ITEM_TYPES = frozenset(
+    {
+        "function_call",
+        "custom_tool_call",
+        "web_search_call",
+        "file_search_call",
+        "computer_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "local_shell_call",
+        "shell_call",
+        "mcp_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+    }
+)
+_STORE_LIMIT = 10_000
+
+
+# --- encrypted reasoning -----------------------------------------------------------------
+
+
+def _keystream(seed: bytes, n: int) -> bytes:
+    out = bytearray()
+    counter = 0
+    while len(out) < n:
+        out += hashlib.sha256(seed + counter.to_bytes(4, "big")).digest()
+        counter += 1
+    return bytes(out[:n])
+
+
+def _xor(data: bytes, key: bytes) -> bytes:
+    if not data:
+        return b""
+    return (int.from_bytes(data, "big") ^ int.from_bytes(key, "big")).to_bytes(len(data), "big")
+
+
+def seal_reasoning(signer: Signer, scope: str, item_id: str, text: str) -> str:
+    """The ``encrypted_content`` of reasoning item ``item_id``: a Fernet-style token
+    (version byte, timestamp, IV) that carries ``text`` enciphered with a key stream
+    derived from the signer's secret and sealed with :meth:`Signer.seal` for ``scope``."""
+    content = item_id.encode() + b"\x00" + text.encode()
+    seal = signer.seal(scope, KIND_REASONING, content)
+    iv = hashlib.sha256(seal).digest()[:16]
+    key = _keystream(signer.seal(scope, KIND_REASONING_KEY, iv, size=96), len(content))
+    token = (
+        bytes((_FERNET_VERSION,))
+        + _FERNET_TIME.to_bytes(8, "big")
+        + iv
+        + len(seal).to_bytes(2, "big")
+        + seal
+        + _xor(content, key)
+    )
+    return base64.urlsafe_b64encode(token).decode("ascii")
+
+
+def open_reasoning(signer: Signer, scope: str, token: str) -> tuple[str, str] | None:
+    """``(item id, reasoning text)`` from an ``encrypted_content`` issued for ``scope``
+    by this signer, or ``None`` if it does not decrypt and verify."""
+    try:
+        raw = base64.b64decode(token.encode("ascii"), altchars=b"-_", validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        return None
+    if base64.urlsafe_b64encode(raw).decode("ascii") != token or len(raw) < 27:
+        return None
+    if raw[0] != _FERNET_VERSION:
+        return None
+    iv = raw[9:25]
+    seal_len = int.from_bytes(raw[25:27], "big")
+    seal = raw[27 : 27 + seal_len]
+    cipher = raw[27 + seal_len :]
+    if len(seal) != seal_len or hashlib.sha256(seal).digest()[:16] != iv:
+        return None
+    key = _keystream(signer.seal(scope, KIND_REASONING_KEY, iv, size=96), len(cipher))
+    content = _xor(cipher, key)
+    if not signer.verify(scope, KIND_REASONING, seal, content):
+        return None
+    item_id, _, text = content.partition(b"\x00")
+    try:
+        return item_id.decode(), text.decode()
+    except UnicodeDecodeError:
+        return None
+
+
+# --- request -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _ResponsesRequest:
+    model: OpenAIModel
+    model_name: str
+    conversation: Conversation
+    settings: Settings
+    effort: str | None
+    summary: str | None
+    include_encrypted: bool
+    store: bool
+    stream: bool
+    instructions: str | None
+    max_output_tokens: int | None
+    parallel: bool
+    tool_choice: Any
+    tools: list[dict[str, Any]]
+
+
+def _input_error(message: str, status: int = 400) -> OpenAIError:
+    return OpenAIError(status, message, param="input")
+
+
+def _missing(param: str) -> OpenAIError:
+    return OpenAIError(
+        400,
+        f"Missing required parameter: '{param}'.",
+        param=param,
+        code="missing_required_parameter",
+    )
+
+
+def _tools(raw: Any) -> tuple[tuple[ToolSpec, ...], list[dict[str, Any]]]:
+    """The neutral tools and the tools as the response echoes them."""
+    specs: list[ToolSpec] = []
+    echoed: list[dict[str, Any]] = []
+    for index, item in enumerate(as_list(raw)):
+        tool = as_mapping(item)
+        if tool.get("type") != "function":
+            echoed.append(dict(tool))
+            continue
+        if not isinstance(tool.get("name"), str):
+            raise _missing(f"tools[{index}].name")
+        specs.append(tool_spec(tool["name"], tool.get("description"), tool.get("parameters")))
+        echoed.append(
+            {
+                "description": tool.get("description"),
+                "name": tool["name"],
+                "parameters": tool.get("parameters"),
+                "strict": tool.get("strict", True),
+                "type": "function",
+            }
+        )
+    return tuple(specs), echoed
+
+
+def _tool_choice(raw: Any) -> tuple[Literal["auto", "any", "tool", "none"], str | None]:
+    if raw is None or raw == "auto":
+        return "auto", None
+    if raw == "none":
+        return "none", None
+    if raw == "required":
+        return "any", None
+    choice = mapping_or_none(raw)
+    if choice is not None and choice.get("type") == "function":
+        if isinstance(choice.get("name"), str):
+            return "tool", choice["name"]
+        raise _missing("tool_choice.name")
+    if isinstance(raw, str):
+        raise invalid_value(raw, ("none", "auto", "required"), "tool_choice")
+    return "auto", None
+
+
+def _items(raw: Any) -> list[Mapping[str, Any]]:
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        return [{"type": "message", "role": "user", "content": raw}]
+    items = list_or_none(raw)
+    if items is None:
+        raise OpenAIError(
+            400,
+            "Invalid type for 'input': expected one of a string or an array of input items.",
+            param="input",
+            code="invalid_type",
+        )
+    out: list[Mapping[str, Any]] = []
+    for index, item in enumerate(items):
+        entry = mapping_or_none(item)
+        if entry is None:
+            raise OpenAIError(
+                400,
+                f"Invalid type for 'input[{index}]': expected an input item object.",
+                param=f"input[{index}]",
+                code="invalid_type",
+            )
+        if entry.get("type") is None and "role" in entry:
+            entry = {**entry, "type": "message"}
+        out.append(entry)
+    return out
+
+
+def _follows(item: Mapping[str, Any] | None) -> bool:
+    """Whether ``item`` can be the item a reasoning item preceded."""
+    if item is None:
+        return False
+    kind = item.get("type")
+    return kind in _OUTPUT_ITEM_TYPES or (kind == "message" and item.get("role") == "assistant")
+
+
+class _Store:
+    """Reasoning items of stored responses, by (scope, id): what ``store`` keeps."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple[str, str], str] = OrderedDict()
+
+    def put(self, scope: str, item_id: str, text: str) -> None:
+        with self._lock:
+            self._items[(scope, item_id)] = text
+            while len(self._items) > _STORE_LIMIT:
+                self._items.popitem(last=False)
+
+    def get(self, scope: str, item_id: str) -> str | None:
+        with self._lock:
+            return self._items.get((scope, item_id))
+
+
+def _reasoning_texts(
+    items: Sequence[Mapping[str, Any]], scope: str, signer: Signer, store: _Store, stored: bool
+) -> dict[int, str]:
+    """Check the reasoning items of ``input``; returns their text by input index."""
+    for index, item in enumerate(items):
+        if item.get("type") == "reasoning" and not _follows(
+            items[index + 1] if index + 1 < len(items) else None
+        ):
+            # https://github.com/continuedev/continue/issues/8933 (message, param "input")
+            raise _input_error(
+                f"Item '{item.get('id')}' of type 'reasoning' was provided without its "
+                "required following item."
+            )
+    texts: dict[int, str] = {}
+    for index, item in enumerate(items):
+        if item.get("type") != "reasoning":
+            continue
+        item_id = str(item.get("id"))
+        token = item.get("encrypted_content")
+        if isinstance(token, str) and token:
+            opened = open_reasoning(signer, scope, token)
+            if opened is None or opened[0] != item_id:
+                # https://github.com/openai/codex/issues/35334 (message) and
+                # https://github.com/Wei-Shaw/sub2api/issues/2863 (code and body)
+                raise OpenAIError(
+                    400,
+                    f"The encrypted content for item {item_id} could not be verified. "
+                    "Reason: Encrypted content could not be decrypted or parsed.",
+                    code="invalid_encrypted_content",
+                )
+            texts[index] = opened[1]
+            continue
+        text = store.get(scope, item_id)
+        if text is None:
+            # https://github.com/can1357/oh-my-pi/issues/41
+            message = f"Item with id '{item_id}' not found."
+            if not stored:
+                message += (
+                    " Items are not persisted when `store` is set to false. Try again with "
+                    "`store` set to true, or remove this item from your input."
+                )
+            raise _input_error(message, 404)
+        texts[index] = text
+    return texts
+
+
+def _check_calls(items: Sequence[Mapping[str, Any]]) -> None:
+    called: set[str] = set()
+    answered: set[str] = set()
+    for item in items:
+        kind = item.get("type")
+        if kind == "function_call":
+            called.add(str(item.get("call_id")))
+        elif kind == "function_call_output":
+            call_id = str(item.get("call_id"))
+            if call_id not in called:
+                # https://github.com/continuedev/continue/issues/10092
+                raise _input_error(
+                    f"No tool call found for function call output with call_id {call_id}."
+                )
+            answered.add(call_id)
+    for item in items:
+        if item.get("type") == "function_call" and str(item.get("call_id")) not in answered:
+            # https://github.com/tjardoo/openai-client/pull/124
+            raise _input_error(f"No tool output found for function call {item.get('call_id')}.")
+
+
+def _conversation(
+    items: Sequence[Mapping[str, Any]],
+    texts: Mapping[int, str],
+    instructions: str,
+    tools: tuple[ToolSpec, ...],
+) -> Conversation:
+    system = [instructions] if instructions else []
+    turns: list[Message] = []
+
+    def assistant(text: str = "", thinking: str = "", calls: tuple[ToolCall, ...] = ()) -> None:
+        if turns and turns[-1].role == "assistant" and not thinking:
+            last = turns[-1]
+            turns[-1] = Message(
+                "assistant",
+                text="\n".join(t for t in (last.text, text) if t),
+                thinking=last.thinking,
+                tool_calls=last.tool_calls + calls,
+            )
+        else:
+            turns.append(Message("assistant", text=text, thinking=thinking, tool_calls=calls))
+
+    for index, item in enumerate(items):
+        kind = item.get("type")
+        if kind == "message":
+            role = item.get("role")
+            content = text_of(item.get("content"))
+            if role in ("system", "developer"):
+                system.append(content)
+            elif role == "assistant":
+                assistant(text=content)
+            else:
+                turns.append(Message("user", text=content))
+        elif kind == "reasoning":
+            turns.append(Message("assistant", thinking=texts.get(index, "")))
+        elif kind == "function_call":
+            call = ToolCall(
+                str(item.get("call_id")),
+                str(item.get("name")),
+                parse_arguments(item.get("arguments")),
+            )
+            assistant(calls=(call,))
+        elif kind == "function_call_output":
+            result = ToolResult(str(item.get("call_id")), text_of(item.get("output")))
+            if turns and turns[-1].role == "user" and turns[-1].tool_results:
+                last = turns[-1]
+                turns[-1] = Message("user", tool_results=(*last.tool_results, result))
+            else:
+                turns.append(Message("user", tool_results=(result,)))
+    return Conversation(
+        system="\n".join(s for s in system if s), messages=tuple(turns), tools=tools
+    )
+
+
+def _parse(request: WireRequest, scope: str, signer: Signer, store: _Store) -> _ResponsesRequest:
+    body = mapping_or_none(request.body)
+    if body is None:
+        raise OpenAIError(400, "Invalid type for request body: expected an object.")
+    raw_model = body.get("model")
+    if not isinstance(raw_model, str) or not raw_model:
+        raise _missing("model")
+    azure = context().azure
+    model = openai_model(raw_model, azure=azure)
+    if model is None or model.family != "openai":
+        raise model_not_found(raw_model)
+    previous = body.get("previous_response_id")
+    if previous is not None:
+        raise OpenAIError(
+            404,
+            f"Previous response with id '{previous}' not found.",
+            param="previous_response_id",
+        )
+    reasoning = as_mapping(body.get("reasoning"))
+    effort = check_effort(model, reasoning.get("effort"), "reasoning.effort")
+    summary = reasoning.get("summary", reasoning.get("generate_summary"))
+    if summary is not None and summary not in _SUMMARY_MODES:
+        raise invalid_value(summary, ("concise", "detailed", "auto"), "reasoning.summary")
+    specs, echoed_tools = _tools(body.get("tools"))
+    choice, tool_name = _tool_choice(body.get("tool_choice"))
+    stored = body.get("store") is not False
+    items = _items(body.get("input"))
+    texts = _reasoning_texts(items, scope, signer, store, stored)
+    _check_calls(items)
+    instructions = body.get("instructions")
+    instructions = instructions if isinstance(instructions, str) else None
+    conversation = _conversation(items, texts, instructions or "", specs)
+    thinking, level = brain_effort(effort)
+    max_output = body.get("max_output_tokens")
+    max_output = max_output if isinstance(max_output, int) else None
+    parallel = body.get("parallel_tool_calls") is not False
+    settings = Settings(
+        thinking=thinking,
+        effort=level,
+        max_tokens=max_output,
+        tool_choice=choice,
+        tool_name=tool_name,
+        parallel_tool_calls=parallel,
+    )
+    return _ResponsesRequest(
+        model=model,
+        model_name=raw_model,
+        conversation=conversation,
+        settings=settings,
+        effort=effort,
+        summary=cast("str | None", summary),
+        include_encrypted=_ENCRYPTED in as_list(body.get("include")),
+        store=stored,
+        stream=body.get("stream") is True,
+        instructions=instructions,
+        max_output_tokens=max_output,
+        parallel=parallel,
+        tool_choice=body.get("tool_choice", "auto"),
+        tools=echoed_tools,
+    )
+
+
+# --- rendering -----------------------------------------------------------------------------
+
+
+def _summary_text(reply: Reply, thinking: str) -> str:
+    if reply.tool_calls:
+        title = f"Calling {reply.tool_calls[0].name}"
+    elif reply.stop == "max_tokens":
+        title = "Drafting the answer"
+    else:
+        title = "Answering the question"
+    return f"**{title}**\n\n{thinking}"
+
+
+class OpenAIResponsesAPI(WireAPI):
+    """The Responses wire API (scope ``openai``, or ``azure`` on Azure's routes)."""
+
+    name: ClassVar[str] = "openai-responses"
+
+    def __init__(self, state: EmulatorState) -> None:
+        super().__init__(state)
+        self._store = _Store()
+
+    def routes(self) -> Sequence[WireRoute]:
+        return (
+            WireRoute("/v1/responses", self.responses),
+            WireRoute("/openai/responses", self.responses),
+            WireRoute("/openai/v1/responses", self.responses),
+        )
+
+    def authenticate(self, request: WireRequest) -> JsonReply | None:
+        return authenticate(request, operation="Responses_Create")
+
+    def error(
+        self, status: int, message: str | None = None, *, retry_after: float | None = None
+    ) -> JsonReply:
+        return error_reply(status, message, retry_after=retry_after, seq=self.state.next_seq())
+
+    def stream_error(self, status: int, message: str | None = None) -> bytes:
+        error = stream_error_payload(status, message)
+        return sse_event(
+            "error",
+            {
+                "type": "error",
+                "code": error["code"] or error["type"],
+                "message": error["message"],
+                "param": None,
+                "error": error,
+                "sequence_number": context().next_sequence,
+            },
+        )
+
+    def malformed_event(self) -> bytes:
+        return b'event: response.output_text.delta\ndata: {"type": "response.output_text.delta", "delta": \n\n'
+
+    # --- handler -----------------------------------------------------------------------
+
+    def responses(self, request: WireRequest) -> JsonReply | StreamReply:
+        scope = "azure" if context().azure else "openai"
+        try:
+            parsed = _parse(request, scope, self.state.signer, self._store)
+        except OpenAIError as exc:
+            return error_reply(exc.status, seq=request.seq, error=exc)
+        reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
+        seed = parsed.conversation.digest() + "\x1f" + parsed.model_name + "\x1f" + scope
+        output = self._output(parsed, reply, seed, scope)
+        usage = reply.usage
+        assert usage is not None
+        complete = reply.stop != "max_tokens"
+        response: dict[str, Any] = {
+            "id": hex_id("resp_", seed, "response"),
+            "object": "response",
+            "created_at": int(time.time()),
+            "status": "completed" if complete else "incomplete",
+            "background": False,
+            "error": None,
+            "incomplete_details": None if complete else {"reason": "max_output_tokens"},
+            "instructions": parsed.instructions,
+            "max_output_tokens": parsed.max_output_tokens,
+            "max_tool_calls": None,
+            "metadata": {},
+            "model": parsed.model_name,
+            "output": output,
+            "parallel_tool_calls": parsed.parallel,
+            "previous_response_id": None,
+            "prompt_cache_key": None,
+            "reasoning": {
+                "effort": parsed.effort if parsed.model.reasons else None,
+                "summary": parsed.summary,
+            },
+            "safety_identifier": None,
+            "service_tier": "default",
+            "store": parsed.store,
+            "temperature": 1.0,
+            "text": {"format": {"type": "text"}, "verbosity": "medium"},
+            "tool_choice": parsed.tool_choice,
+            "tools": parsed.tools,
+            "top_logprobs": 0,
+            "top_p": 1.0,
+            "truncation": "disabled",
+            "usage": {
+                "input_tokens": usage.input_tokens,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": usage.output_tokens,
+                "output_tokens_details": {"reasoning_tokens": usage.thinking_tokens},
+                "total_tokens": usage.input_tokens + usage.output_tokens,
+            },
+            "user": None,
+        }
+        headers = {"x-request-id": hex_id("req_", str(request.seq), seed, length=32)}
+        if parsed.stream:
+            return self._stream(response, headers)
+        return JsonReply(response, 200, headers)
+
+    def _output(
+        self, parsed: _ResponsesRequest, reply: Reply, seed: str, scope: str
+    ) -> list[dict[str, Any]]:
+        output: list[dict[str, Any]] = []
+        if reply.thinking is not None and parsed.model.reasons:
+            item_id = hex_id("rs_", seed, "reasoning")
+            item: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": []}
+            if parsed.summary is not None and not reply.redacted:
+                item["summary"] = [
+                    {"type": "summary_text", "text": _summary_text(reply, reply.thinking)}
+                ]
+            if parsed.include_encrypted:
+                item["encrypted_content"] = seal_reasoning(
+                    self.state.signer, scope, item_id, reply.thinking
+                )
+            if parsed.store:
+                self._store.put(scope, item_id, reply.thinking)
+            output.append(item)
+        complete = reply.stop != "max_tokens"
+        if reply.tool_calls:
+            for index, call in enumerate(reply.tool_calls):
+                output.append(
+                    {
+                        "arguments": dumps_arguments(call.arguments),
+                        "call_id": call.id or stable_id("call_", seed, str(index), length=24),
+                        "id": hex_id("fc_", seed, str(index)),
+                        "name": call.name,
+                        "status": "completed",
+                        "type": "function_call",
+                    }
+                )
+        else:
+            output.append(
+                {
+                    "content": [
+                        {
+                            "annotations": [],
+                            "logprobs": [],
+                            "text": reply.text,
+                            "type": "output_text",
+                        }
+                    ],
+                    "id": hex_id("msg_", seed, "message"),
+                    "role": "assistant",
+                    "status": "completed" if complete else "incomplete",
+                    "type": "message",
+                }
+            )
+        return output
+
+    def _stream(self, response: Mapping[str, Any], headers: Mapping[str, str]) -> StreamReply:
+        events: list[bytes] = []
+        cut_at: int | None = None
+
+        def emit(kind: str, **fields: Any) -> None:
+            events.append(sse_event(kind, {"type": kind, **fields, "sequence_number": len(events)}))
+
+        started: dict[str, Any] = {
+            **response,
+            "status": "in_progress",
+            "output": [],
+            "usage": None,
+            "incomplete_details": None,
+        }
+        emit("response.created", response=started)
+        emit("response.in_progress", response=started)
+        for index, item in enumerate(cast("list[dict[str, Any]]", response["output"])):
+            kind = item["type"]
+            if kind == "reasoning":
+                emit(
+                    "response.output_item.added",
+                    item={"id": item["id"], "type": "reasoning", "summary": []},
+                    output_index=index,
+                )
+                for s_index, part in enumerate(cast("list[dict[str, Any]]", item["summary"])):
+                    emit(
+                        "response.reasoning_summary_part.added",
+                        item_id=item["id"],
+                        output_index=index,
+                        summary_index=s_index,
+                        part={"type": "summary_text", "text": ""},
+                    )
+                    pieces = chunk_text(part["text"])
+                    first = len(events)
+                    for piece in pieces:
+                        emit(
+                            "response.reasoning_summary_text.delta",
+                            item_id=item["id"],
+                            output_index=index,
+                            summary_index=s_index,
+                            delta=piece,
+                        )
+                    if cut_at is None:
+                        cut_at = first + max(1, len(pieces) // 2)
+                    emit(
+                        "response.reasoning_summary_text.done",
+                        item_id=item["id"],
+                        output_index=index,
+                        summary_index=s_index,
+                        text=part["text"],
+                    )
+                    emit(
+                        "response.reasoning_summary_part.done",
+                        item_id=item["id"],
+                        output_index=index,
+                        summary_index=s_index,
+                        part=part,
+                    )
+                if cut_at is None:
+                    cut_at = len(events)  # before the item (and its encrypted content) is done
+                emit("response.output_item.done", item=item, output_index=index)
+            elif kind == "function_call":
+                emit(
+                    "response.output_item.added",
+                    item={**item, "arguments": "", "status": "in_progress"},
+                    output_index=index,
+                )
+                for piece in split_json(item["arguments"]):
+                    emit(
+                        "response.function_call_arguments.delta",
+                        item_id=item["id"],
+                        output_index=index,
+                        delta=piece,
+                    )
+                emit(
+                    "response.function_call_arguments.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    name=item["name"],
+                    arguments=item["arguments"],
+                )
+                emit("response.output_item.done", item=item, output_index=index)
+            else:
+                emit(
+                    "response.output_item.added",
+                    item={**item, "content": [], "status": "in_progress"},
+                    output_index=index,
+                )
+                part = cast("list[dict[str, Any]]", item["content"])[0]
+                emit(
+                    "response.content_part.added",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=0,
+                    part={**part, "text": ""},
+                )
+                for piece in chunk_text(part["text"]):
+                    emit(
+                        "response.output_text.delta",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=0,
+                        delta=piece,
+                        logprobs=[],
+                    )
+                emit(
+                    "response.output_text.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=0,
+                    text=part["text"],
+                    logprobs=[],
+                )
+                emit(
+                    "response.content_part.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=0,
+                    part=part,
+                )
+                emit("response.output_item.done", item=item, output_index=index)
+        final = "response.completed" if response["status"] == "completed" else "response.incomplete"
+        emit(final, response=response)
+        context().next_sequence = len(events)
+        stream_headers = {**headers, "cache-control": "no-cache"}
+        return StreamReply(events, "text/event-stream; charset=utf-8", stream_headers, cut_at)
