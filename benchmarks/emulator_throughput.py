@@ -37,6 +37,17 @@ BEDROCK_HEADERS = {
     "authorization": "AWS4-HMAC-SHA256 Credential=AKIABENCH/20250101/us-east-1/bedrock/aws4_request, "
     "SignedHeaders=host, Signature=00",
 }
+OPENAI_HEADERS = {"content-type": "application/json", "authorization": "Bearer bench"}
+GEMINI_HEADERS = {"content-type": "application/json", "x-goog-api-key": "bench"}
+WEATHER_TOOL_SCHEMA = {
+    "name": "get_weather",
+    "description": "Current weather for a city.",
+    "parameters": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    },
+}
 WEATHER_TOOL = {
     "name": "get_weather",
     "description": "Current weather for a city.",
@@ -116,7 +127,7 @@ def measure(
 
 
 def sse_events(payload: bytes) -> int:
-    return payload.count(b"\n\n")
+    return payload.count(b"\n\n") or payload.count(b"\r\n\r\n")
 
 
 def eventstream_messages(payload: bytes) -> int:
@@ -127,6 +138,136 @@ def eventstream_messages(payload: bytes) -> int:
     return count
 
 
+Phase = tuple[str, str, bytes, dict[str, str], Callable[[bytes], int]]
+
+
+def _json(body: dict[str, object]) -> bytes:
+    return json.dumps(body).encode()
+
+
+def _phases() -> list[Phase]:
+    """(name, path, body, headers, event counter) for each wire API, JSON and streamed."""
+    no_events: Callable[[bytes], int] = lambda _: 0  # noqa: E731
+    claude_thinking = {"type": "enabled", "budget_tokens": 4096}
+    weather_question = "What's the weather in Paris?"
+    chat_tool = {"type": "function", "function": {**WEATHER_TOOL_SCHEMA}}
+    responses_tool = {"type": "function", **WEATHER_TOOL_SCHEMA}
+    gemini_body = {
+        "contents": [{"role": "user", "parts": [{"text": LONG_QUESTION}]}],
+        "generationConfig": {"thinkingConfig": {"includeThoughts": True}},
+    }
+    return [
+        (
+            "Anthropic JSON, plain answer",
+            "/v1/messages",
+            _json(
+                {
+                    "model": "claude-sonnet-4-5",
+                    "max_tokens": 256,
+                    "messages": [{"role": "user", "content": "Hello"}],
+                }
+            ),
+            ANTHROPIC_HEADERS,
+            no_events,
+        ),
+        (
+            "Anthropic JSON, thinking + tool call",
+            "/v1/messages",
+            _json(
+                {
+                    "model": "claude-sonnet-4-5",
+                    "max_tokens": 4096,
+                    "thinking": {"type": "enabled", "budget_tokens": 2048},
+                    "tools": [WEATHER_TOOL],
+                    "messages": [{"role": "user", "content": weather_question}],
+                }
+            ),
+            ANTHROPIC_HEADERS,
+            no_events,
+        ),
+        (
+            "OpenAI Responses JSON, reasoning + tool call",
+            "/v1/responses",
+            _json(
+                {
+                    "model": "gpt-5",
+                    "input": weather_question,
+                    "tools": [responses_tool],
+                    "reasoning": {"effort": "low", "summary": "auto"},
+                    "include": ["reasoning.encrypted_content"],
+                    "store": False,
+                }
+            ),
+            OPENAI_HEADERS,
+            no_events,
+        ),
+        (
+            "Anthropic SSE, long thinking + answer",
+            "/v1/messages",
+            _json(
+                {
+                    "model": "claude-sonnet-4-5",
+                    "max_tokens": 8192,
+                    "stream": True,
+                    "thinking": claude_thinking,
+                    "messages": [{"role": "user", "content": LONG_QUESTION}],
+                }
+            ),
+            ANTHROPIC_HEADERS,
+            sse_events,
+        ),
+        (
+            "Bedrock event-stream, long thinking + answer",
+            "/model/anthropic.claude-sonnet-4-5-20250929-v1:0/converse-stream",
+            _json(
+                {
+                    "messages": [{"role": "user", "content": [{"text": LONG_QUESTION}]}],
+                    "additionalModelRequestFields": {"thinking": claude_thinking},
+                }
+            ),
+            BEDROCK_HEADERS,
+            eventstream_messages,
+        ),
+        (
+            "Gemini SSE, long thoughts + answer",
+            "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse",
+            _json(gemini_body),
+            GEMINI_HEADERS,
+            sse_events,
+        ),
+        (
+            "OpenAI chat SSE (DeepSeek dialect), long reasoning",
+            "/v1/chat/completions",
+            _json(
+                {
+                    "model": "deepseek-reasoner",
+                    "stream": True,
+                    "tools": [chat_tool],
+                    "messages": [{"role": "user", "content": LONG_QUESTION}],
+                }
+            ),
+            OPENAI_HEADERS,
+            sse_events,
+        ),
+        (
+            "OpenAI Responses SSE, long reasoning summary",
+            "/v1/responses",
+            _json(
+                {
+                    "model": "gpt-5",
+                    "input": LONG_QUESTION,
+                    "stream": True,
+                    "reasoning": {"effort": "high", "summary": "detailed"},
+                    "include": ["reasoning.encrypted_content"],
+                    "store": False,
+                }
+            ),
+            OPENAI_HEADERS,
+            sse_events,
+        ),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -135,87 +276,13 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when below the targets")
     args = parser.parse_args()
 
+    phases = _phases()
     process, host, port = start_emulator()
     pin(1)
     try:
-        plain = json.dumps(
-            {
-                "model": "claude-sonnet-4-5",
-                "max_tokens": 256,
-                "messages": [{"role": "user", "content": "Hello"}],
-            }
-        ).encode()
-        tool_turn = json.dumps(
-            {
-                "model": "claude-sonnet-4-5",
-                "max_tokens": 4096,
-                "thinking": {"type": "enabled", "budget_tokens": 2048},
-                "tools": [WEATHER_TOOL],
-                "messages": [{"role": "user", "content": "What's the weather in Paris?"}],
-            }
-        ).encode()
-        streamed = json.dumps(
-            {
-                "model": "claude-sonnet-4-5",
-                "max_tokens": 8192,
-                "stream": True,
-                "thinking": {"type": "enabled", "budget_tokens": 4096},
-                "messages": [{"role": "user", "content": LONG_QUESTION}],
-            }
-        ).encode()
-        converse_stream = json.dumps(
-            {
-                "messages": [{"role": "user", "content": [{"text": LONG_QUESTION}]}],
-                "additionalModelRequestFields": {
-                    "thinking": {"type": "enabled", "budget_tokens": 4096}
-                },
-            }
-        ).encode()
-        bedrock_path = "/model/anthropic.claude-sonnet-4-5-20250929-v1:0/converse-stream"
-
         rows = [
-            (
-                "Anthropic JSON, plain answer",
-                measure(
-                    host, port, "/v1/messages", plain, ANTHROPIC_HEADERS, lambda _: 0, args.seconds
-                ),
-            ),
-            (
-                "Anthropic JSON, thinking + tool call",
-                measure(
-                    host,
-                    port,
-                    "/v1/messages",
-                    tool_turn,
-                    ANTHROPIC_HEADERS,
-                    lambda _: 0,
-                    args.seconds,
-                ),
-            ),
-            (
-                "Anthropic SSE, long thinking + answer",
-                measure(
-                    host,
-                    port,
-                    "/v1/messages",
-                    streamed,
-                    ANTHROPIC_HEADERS,
-                    sse_events,
-                    args.seconds,
-                ),
-            ),
-            (
-                "Bedrock event-stream, long thinking + answer",
-                measure(
-                    host,
-                    port,
-                    bedrock_path,
-                    converse_stream,
-                    BEDROCK_HEADERS,
-                    eventstream_messages,
-                    args.seconds,
-                ),
-            ),
+            (name, measure(host, port, path, body, headers, count, args.seconds))
+            for name, path, body, headers, count in phases
         ]
     finally:
         process.send_signal(signal.SIGINT)
@@ -224,10 +291,10 @@ def main() -> int:
     print(f"emulator throughput (server on one core, {args.seconds:g} s per phase)")
     for name, (rps, eps, n) in rows:
         events = f"{eps:>10,.0f} events/s" if eps else " " * 19
-        print(f"  {name:<46} {rps:>8,.0f} req/s {events}  ({n} requests)")
-    best_rps = max(rps for _, (rps, eps, _) in rows if not eps)
-    best_eps = min(eps for _, (_, eps, _) in rows if eps)
-    ok = best_rps >= TARGET_REQUESTS and best_eps >= TARGET_EVENTS
+        print(f"  {name:<52} {rps:>8,.0f} req/s {events}  ({n} requests)")
+    worst_rps = min(rps for _, (rps, eps, _) in rows if not eps)
+    worst_eps = min(eps for _, (_, eps, _) in rows if eps)
+    ok = worst_rps >= TARGET_REQUESTS and worst_eps >= TARGET_EVENTS
     print(
         f"targets: >= {TARGET_REQUESTS:,.0f} req/s non-streamed, >= {TARGET_EVENTS:,.0f} events/s streamed: "
         + ("met" if ok else "NOT met")
