@@ -1,0 +1,252 @@
+"""Gemini configuration and rules used by the Gemini adapter (Gemini API and Vertex AI).
+
+Pure Python: no vendor SDK is imported here, so every rule can be tested on its own.
+`thinkagent.providers.gemini` turns these into `google.genai` types.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import hashlib
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from ..errors import ConfigurationError
+from ..messages import FinishReason
+
+__all__ = [
+    "GENERATED_ID",
+    "SKIP_SIGNATURE",
+    "GeminiThinking",
+    "MissingSignature",
+    "ReplayThoughts",
+    "ThinkingLevel",
+    "check_missing_signature",
+    "check_replay_thoughts",
+    "decode_signature",
+    "encode_signature",
+    "finish_reason",
+    "gemini_version",
+    "generated_call_id",
+    "signature_generation",
+]
+
+ThinkingLevel = Literal["MINIMAL", "LOW", "MEDIUM", "HIGH", "XHIGH"]
+"""Gemini 3 thinking levels (case-insensitive when given to `GeminiModel`)."""
+
+MissingSignature = Literal["skip_validator", "send"]
+"""What replay does with a current-turn function call that has no signature of this scope:
+`"skip_validator"` puts the documented dummy signature on the first call of the model turn,
+`"send"` sends the call unsigned (Gemini 3 then refuses the request)."""
+
+ReplayThoughts = Literal["signed", "all"]
+"""Which thought parts go back: `"signed"` (those carrying a signature, the default) or `"all"`
+(unsigned thought summaries too, which the service does not need)."""
+
+SKIP_SIGNATURE = b"skip_thought_signature_validator"
+"""The documented dummy thought signature for a function call Gemini did not produce (history
+from another provider or scope, or hand-written): accepted by the Gemini API and Vertex AI."""
+
+GENERATED_ID = "generated_id"
+"""`ToolCall.provider_details` key marking an id thinkagent generated because the service sent
+none: such an id is never sent back to the service."""
+
+_LEVELS: tuple[str, ...] = get_args(ThinkingLevel)
+_MISSING: tuple[str, ...] = get_args(MissingSignature)
+_REPLAY: tuple[str, ...] = get_args(ReplayThoughts)
+
+_VERSION = re.compile(r"^gemini-(?P<major>\d+)(?:\.(?P<minor>\d+))?-(?P<rest>.*)$")
+
+
+def gemini_version(model: str) -> tuple[int, int, str] | None:
+    """`(major, minor, rest)` of a Gemini model name (`gemini-2.5-pro` -> `(2, 5, "pro")`),
+    resource prefixes removed (`models/`, `publishers/google/models/`, `projects/...`); None
+    for a name that is not versioned that way (aliases, tuned models, other families)."""
+    name = model.rsplit("/", 1)[-1]
+    match = _VERSION.match(name)
+    if match is None:
+        return None
+    return int(match.group("major")), int(match.group("minor") or 0), match.group("rest")
+
+
+@functools.lru_cache(maxsize=64)
+def signature_generation(model: str | None) -> str | None:
+    """The generation whose thought signatures a model accepts: `"3"` for Gemini 3 and later,
+    `"2.5"` for Gemini 2.5; None when the name does not tell (then signatures are assumed to
+    carry over). Signatures are replayed only to a model of the same generation."""
+    version = gemini_version(model) if model else None
+    if version is None:
+        return None
+    return "3" if version[0] >= 3 else f"{version[0]}.{version[1]}"
+
+
+def _thinks(version: tuple[int, int, str] | None) -> bool:
+    """Whether a model thinks at all: Gemini 2.5 and newer (and names we cannot place)."""
+    return version is None or version[:2] >= (2, 5)
+
+
+def _always_thinks(version: tuple[int, int, str] | None) -> bool:
+    """Pro models of Gemini 2.5 and newer cannot turn thinking off."""
+    return version is not None and version[:2] >= (2, 5) and version[2].startswith("pro")
+
+
+@dataclass(frozen=True, slots=True)
+class GeminiThinking:
+    """Validated thinking settings: `thinkingConfig` on the wire.
+
+    - `include_thoughts`: return thought summaries (`thought: true` parts). `None` means on
+      wherever the model thinks, off when thinking is turned off with `budget=0`.
+    - `budget`: thinking tokens (Gemini 2.5; Gemini 3 accepts it for compatibility): `0`
+      turns thinking off, `-1` lets the model decide.
+    - `level`: `MINIMAL`, `LOW`, `MEDIUM`, `HIGH` or `XHIGH` (Gemini 3), case-insensitive.
+
+    `GeminiThinking.for_model(...)` raises `ConfigurationError` for settings that conflict.
+    """
+
+    include_thoughts: bool | None = None
+    budget: int | None = None
+    level: ThinkingLevel | None = None
+
+    @classmethod
+    def for_model(
+        cls,
+        model: str,
+        *,
+        include_thoughts: bool | None = None,
+        budget: int | None = None,
+        level: str | None = None,
+    ) -> GeminiThinking:
+        """Check the settings against each other and against `model`, and resolve defaults."""
+        version = gemini_version(model)
+        if include_thoughts is not None and not isinstance(include_thoughts, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigurationError(
+                f"include_thoughts must be True or False, got {include_thoughts!r}"
+            )
+        if budget is not None and (
+            not isinstance(budget, int) or isinstance(budget, bool) or budget < -1  # pyright: ignore[reportUnnecessaryIsInstance]
+        ):
+            raise ConfigurationError(
+                f"budget must be a number of thinking tokens, 0 (off) or -1 (automatic), "
+                f"got {budget!r}"
+            )
+        normalised: ThinkingLevel | None = None
+        if level is not None:
+            upper = str(getattr(level, "value", level)).upper()
+            if upper not in _LEVELS:
+                raise ConfigurationError(
+                    f"level must be one of {', '.join(_LEVELS)} (any case), got {level!r}"
+                )
+            normalised = upper  # pyright: ignore[reportAssignmentType]
+        if budget is not None and normalised is not None:
+            raise ConfigurationError(
+                "give either budget or level, not both: Gemini 3 models take a thinking level, "
+                "Gemini 2.5 models a thinking budget"
+            )
+        if normalised is not None and version is not None and version[0] < 3:
+            raise ConfigurationError(
+                f"{model} takes a thinking budget, not a level (levels are for Gemini 3 models): "
+                "use budget=N, budget=0 (off) or budget=-1 (automatic)"
+            )
+        if budget == 0:
+            if _always_thinks(version):
+                raise ConfigurationError(
+                    f"{model} cannot turn thinking off: give a budget above 0, -1 (automatic) "
+                    "or leave it unset"
+                )
+            if include_thoughts:
+                raise ConfigurationError(
+                    "include_thoughts=True asks for thought summaries but budget=0 turns "
+                    "thinking off: drop one of them"
+                )
+        if include_thoughts is None:
+            include_thoughts = budget != 0 and _thinks(version)
+        return cls(include_thoughts=include_thoughts, budget=budget, level=normalised)
+
+    @property
+    def thinks(self) -> bool:
+        """Whether thinking is on (it is unless `budget=0`)."""
+        return self.budget != 0
+
+    def to_config(self) -> dict[str, Any] | None:
+        """The `ThinkingConfig` fields to send (None: send no thinking config)."""
+        config: dict[str, Any] = {}
+        if self.include_thoughts:
+            config["include_thoughts"] = True
+        if self.budget is not None:
+            config["thinking_budget"] = self.budget
+        if self.level is not None:
+            config["thinking_level"] = self.level
+        return config or None
+
+
+def check_missing_signature(policy: str) -> None:
+    if policy not in _MISSING:
+        raise ConfigurationError(
+            f"missing_signature must be 'skip_validator' or 'send', got {policy!r}"
+        )
+
+
+def check_replay_thoughts(policy: str) -> None:
+    if policy not in _REPLAY:
+        raise ConfigurationError(f"replay_thoughts must be 'signed' or 'all', got {policy!r}")
+
+
+def encode_signature(raw: bytes) -> str:
+    """A thought signature as stored in the shared schema: standard base64 of its bytes."""
+    return base64.b64encode(raw).decode("ascii")
+
+
+_URLSAFE = str.maketrans("-_", "+/")
+
+
+def decode_signature(signature: str) -> bytes:
+    """The bytes of a stored thought signature, from standard or URL-safe base64 (padding
+    optional). Raises `ValueError` when it is not base64 at all."""
+    text = signature.translate(_URLSAFE)
+    text += "=" * (-len(text) % 4)
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error as exc:
+        raise ValueError(f"a Gemini thought signature must be base64: {exc}") from None
+
+
+def generated_call_id(response_id: str | None, index: int) -> str:
+    """An id for a function call the service sent without one: derived from the response id
+    and the part's position, so the streamed and the non-streamed reading agree."""
+    if response_id:
+        digest = hashlib.sha256(f"{response_id}:{index}".encode()).hexdigest()[:24]
+        return f"gemini_call_{digest}"
+    return f"gemini_call_{uuid.uuid4().hex[:24]}"
+
+
+_FINISH: Mapping[str, FinishReason] = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+    "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "IMAGE_RECITATION": "content_filter",
+    "MODEL_ARMOR": "content_filter",
+}
+
+
+def finish_reason(raw: str | None, *, tool_calls: bool) -> FinishReason | None:
+    """The normalised finish reason: `STOP` is `"stop"`, or `"tool_call"` when the message
+    calls tools; `MAX_TOKENS` `"length"`; the safety family `"content_filter"`; anything else
+    (`MALFORMED_FUNCTION_CALL`, `OTHER`, ...) `"error"`. None when the response has none (and
+    for `CONTINUATION`, which the SDK resolves itself)."""
+    if raw is None or raw == "CONTINUATION":
+        return None
+    normalised = _FINISH.get(raw, "error")
+    if normalised == "stop" and tool_calls:
+        return "tool_call"
+    return normalised
