@@ -252,7 +252,10 @@ class Agent:
 
     async def _run_tools(self, calls: list[ToolCall], state: _RunState) -> list[ToolResult]:
         """Run a step's calls concurrently; results are kept in call order."""
-        results = await asyncio.gather(*(self._call_tool(call) for call in calls))
+        if len(calls) == 1:  # nothing to run concurrently: spare a task (a hot path)
+            results = [await self._call_tool(calls[0])]
+        else:
+            results = await asyncio.gather(*(self._call_tool(call) for call in calls))
         state.new_messages.append(Message(role="user", parts=tuple(results)))
         for result in results:
             if not result.is_error:

@@ -1,0 +1,76 @@
+"""The provider loops `benchmarks/overhead.py` measures, one module per provider.
+
+Each module in this package adds rows to the overhead table without touching the runner. A
+module defines:
+
+```python
+NAME: str  # the row label, e.g. "anthropic"
+
+async def setup(base_url: str) -> Loops:
+    # Build the clients for the emulator at `base_url` (called once, inside the running
+    # event loop). Import the vendor SDK at module level: a module whose SDK is not
+    # installed is skipped with a note.
+    ...
+```
+
+and `Loops` is any object with:
+
+```python
+async def raw(self, streamed: bool) -> None:
+    # One complete loop driven by the bare vendor client: the request, the tool call, the
+    # follow-up request that replays the thinking (built by hand, as a careful user would),
+    # and the final answer. Streamed: the events are read and folded by hand.
+    ...
+
+async def thinkagent(self, streamed: bool) -> None:
+    # The same loop through `thinkagent.Agent` (`run`, or `run_stream` read to its end).
+    ...
+
+async def aclose(self) -> None:
+    # Release the clients.
+    ...
+
+# Optional: a second raw variant, reported with its ratio for information only (not held to
+# the target), labelled by the module-level string REFERENCE.
+async def reference(self, streamed: bool) -> None: ...
+```
+
+Rules that keep the comparison fair: both loops use the same model, thinking configuration,
+tool and question, so the emulator sends the same responses; both raise if the loop did not
+end with an answer after exactly one tool call (a loop that silently failed would look fast);
+no output, logging or sleeping inside a loop. The runner warms each loop up, then measures
+client CPU time (`time.process_time`, all threads of the process) over many iterations.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from types import ModuleType
+from typing import Any, Protocol
+
+__all__ = ["Loops", "discover"]
+
+
+class Loops(Protocol):
+    async def raw(self, streamed: bool) -> None: ...
+
+    async def thinkagent(self, streamed: bool) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+def discover(only: list[str] | None = None) -> tuple[list[ModuleType], list[str]]:
+    """The loop modules of this package (by file name order), and notes on those skipped."""
+    modules: list[ModuleType] = []
+    skipped: list[str] = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name.startswith("_") or (only and info.name not in only):
+            continue
+        try:
+            module: Any = importlib.import_module(f"{__name__}.{info.name}")
+        except ImportError as exc:
+            skipped.append(f"{info.name}: {exc}")
+            continue
+        modules.append(module)
+    return modules, skipped

@@ -1,0 +1,168 @@
+"""Client CPU per 2-turn thinking + tool loop: the bare vendor SDK vs the same loop through
+thinkagent, streamed and not.
+
+    python benchmarks/overhead.py [--iterations 10] [--rounds 40] [--only anthropic bedrock]
+
+The emulator runs in a separate process (`python -m thinkagent.emulator`, pinned to one core
+where the OS allows), so only the client's work is measured: `time.process_time` of this
+process (all its threads) over many iterations of each loop, after a warm-up. Raw and
+thinkagent blocks alternate in rounds and medians are reported (the ratio is the median of
+the rounds' ratios), which keeps drift (CPU frequency, other load) out of the ratio. Each provider's loops live in
+`benchmarks/loops/` (see its `__init__.py` for the interface); this runner adds a row for
+every module there. Target: thinkagent / raw at most 1.15.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from loops import discover
+
+TARGET = 1.15
+
+
+def start_emulator() -> tuple[subprocess.Popen[str], str]:
+    prefix: list[str] = []
+    if (os.cpu_count() or 1) > 1 and sys.platform.startswith("linux"):
+        prefix = ["taskset", "-c", "0"] if _has("taskset") else []
+    process = subprocess.Popen(
+        [*prefix, sys.executable, "-m", "thinkagent.emulator", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    first = process.stdout.readline()
+    match = re.search(r"(http://[\d.]+:\d+)", first)
+    if match is None:
+        process.kill()
+        raise SystemExit(f"the emulator did not start: {first!r}")
+    return process, match.group(1)
+
+
+def _has(program: str) -> bool:
+    return any(
+        os.access(os.path.join(p, program), os.X_OK)
+        for p in os.environ.get("PATH", "").split(os.pathsep)
+    )
+
+
+def pin_client() -> None:
+    cpus = os.cpu_count() or 1
+    if hasattr(os, "sched_setaffinity") and cpus > 1:
+        os.sched_setaffinity(0, {1})
+
+
+async def cpu_per_loop(loop: Callable[[], Awaitable[None]], iterations: int) -> float:
+    """CPU seconds per loop over `iterations` loops."""
+    started = time.process_time()
+    for _ in range(iterations):
+        await loop()
+    return (time.process_time() - started) / iterations
+
+
+async def measure(
+    loops: Any, streamed: bool, iterations: int, rounds: int
+) -> dict[str, tuple[float, float]]:
+    """CPU per loop and ratio to thinkagent, by loop name ("raw", "thinkagent" and, when the
+    module has one, "reference"): medians over `rounds` rounds.
+
+    Each round times a block of each loop back to back (the order rotates), so all see the
+    same conditions; a ratio is the median of the rounds' ratios.
+    """
+    names = ["raw", "thinkagent"] + (["reference"] if hasattr(loops, "reference") else [])
+    functions: dict[str, Callable[[], Awaitable[None]]] = {
+        name: functools.partial(getattr(loops, name), streamed) for name in names
+    }
+    for _ in range(max(20, iterations)):  # warm up (connections, caches, imports)
+        for function in functions.values():
+            await function()
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    ratios: dict[str, list[float]] = {name: [] for name in names}
+    for index in range(rounds):
+        shift = index % len(names)
+        measured: dict[str, float] = {}
+        for name in names[shift:] + names[:shift]:
+            measured[name] = await cpu_per_loop(functions[name], iterations)
+        for name in names:
+            cpu[name].append(measured[name])
+            ratios[name].append(measured["thinkagent"] / measured[name])
+    return {name: (statistics.median(cpu[name]), statistics.median(ratios[name])) for name in names}
+
+
+async def run(args: argparse.Namespace, base_url: str) -> int:
+    modules, skipped = discover(args.only)
+    print(
+        f"client CPU per 2-turn thinking + tool loop (medians of {args.rounds} rounds "
+        f"of {args.iterations} loops each)"
+    )
+    print(f"{'provider':<12} {'mode':<10} {'raw':>10} {'thinkagent':>12} {'ratio':>7}")
+    worst = 0.0
+    failed: list[str] = []
+    for module in modules:
+        try:
+            loops = await module.setup(base_url)
+        except Exception as exc:  # one provider's loops failing must not hide the others
+            failed.append(f"{module.NAME}: setup failed: {exc!r}")
+            continue
+        try:
+            for streamed in (False, True):
+                figures = await measure(loops, streamed, args.iterations, args.rounds)
+                raw, ratio = figures["raw"]
+                agent = figures["thinkagent"][0]
+                worst = max(worst, ratio)
+                mode = "streamed" if streamed else "json"
+                print(
+                    f"{module.NAME:<12} {mode:<10} {raw * 1e3:>8.2f}ms {agent * 1e3:>10.2f}ms "
+                    f"{ratio:>6.2f}x",
+                    flush=True,
+                )
+                if "reference" in figures:
+                    reference, reference_ratio = figures["reference"]
+                    label = getattr(module, "REFERENCE", "reference")
+                    print(
+                        f"{'':<12} {'':<10} {reference * 1e3:>8.2f}ms {'':>12} "
+                        f"{reference_ratio:>6.2f}x  (raw = {label}; for information)",
+                        flush=True,
+                    )
+        except Exception as exc:
+            failed.append(f"{module.NAME}: a loop failed: {exc!r}")
+        finally:
+            await loops.aclose()
+    for note in skipped:
+        print(f"skipped {note}")
+    for note in failed:
+        print(f"FAILED {note}")
+    verdict = "within" if worst <= TARGET else "OVER"
+    print(f"worst ratio {worst:.2f}x: {verdict} the {TARGET:.2f}x target")
+    return 0 if worst <= TARGET and not failed else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=10, help="loops per block")
+    parser.add_argument("--rounds", type=int, default=40, help="rounds per measurement")
+    parser.add_argument("--only", nargs="*", help="provider modules to run (default: all)")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore", DeprecationWarning)  # the SDKs' model deprecation notices
+    process, base_url = start_emulator()
+    pin_client()
+    try:
+        return asyncio.run(run(args, base_url))
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,297 @@
+"""Claude configuration and rules shared by the Anthropic and Bedrock adapters.
+
+Pure Python: no vendor SDK is imported here. `ClaudeThinking` is re-exported by
+`thinkagent.providers.anthropic` and `thinkagent.providers.bedrock`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from ..errors import ConfigurationError
+from ..history import ForeignReasoning, for_scope
+from ..messages import FinishReason, Message, Part, TextPart, ThinkingBlock, ToolCall, ToolResult
+
+__all__ = [
+    "MIN_BUDGET_TOKENS",
+    "ClaudeThinking",
+    "Effort",
+    "ThinkingDisplay",
+    "ThinkingType",
+    "Turn",
+    "check_effort",
+    "check_foreign_reasoning",
+    "check_max_tokens",
+    "check_tool_choice",
+    "claude_name",
+    "finish_reason",
+    "replay_turns",
+    "thinking_active",
+    "thinks_by_default",
+]
+
+ThinkingType = Literal["adaptive", "enabled", "disabled"]
+ThinkingDisplay = Literal["summarized", "omitted"]
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
+
+MIN_BUDGET_TOKENS = 1024
+"""The smallest thinking budget Claude accepts."""
+
+_TYPES: tuple[str, ...] = get_args(ThinkingType)
+_DISPLAYS: tuple[str, ...] = get_args(ThinkingDisplay)
+_EFFORTS: tuple[str, ...] = get_args(Effort)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeThinking:
+    """How Claude thinks: adaptively, within a token budget, or not at all.
+
+    ```python
+    ClaudeThinking.adaptive()                      # {"type": "adaptive"}
+    ClaudeThinking.adaptive(display="omitted")     # signed blocks with empty text
+    ClaudeThinking.budget(4096)                    # {"type": "enabled", "budget_tokens": 4096}
+    ClaudeThinking.disabled()                      # {"type": "disabled"}
+    ```
+
+    `display` is `"summarized"` (visible reasoning) or `"omitted"` (empty text, the signature
+    still comes back and is replayed); `None` leaves the model's default. Invalid combinations
+    raise `ConfigurationError` when the object is built; the model checks the budget against
+    its `max_tokens`.
+    """
+
+    type: ThinkingType
+    budget_tokens: int | None = None
+    display: ThinkingDisplay | None = None
+
+    def __post_init__(self) -> None:
+        problem = self._problem()
+        if problem is not None:
+            raise ConfigurationError(problem)
+
+    def _problem(self) -> str | None:
+        if self.type not in _TYPES:
+            return f"thinking type must be 'adaptive', 'enabled' or 'disabled', got {self.type!r}"
+        if self.display is not None and self.display not in _DISPLAYS:
+            return f"thinking display must be 'summarized' or 'omitted', got {self.display!r}"
+        if self.type == "enabled":
+            budget = self.budget_tokens
+            if budget is None:
+                return (
+                    "thinking type 'enabled' needs budget_tokens: use ClaudeThinking.budget(tokens)"
+                )
+            if not isinstance(budget, int) or isinstance(budget, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+                return f"thinking budget_tokens must be an integer, got {budget!r}"
+            if budget < MIN_BUDGET_TOKENS:
+                return f"thinking budget_tokens must be at least {MIN_BUDGET_TOKENS}, got {budget}"
+            return None
+        if self.budget_tokens is not None:
+            return (
+                f"budget_tokens only applies to thinking type 'enabled', not {self.type!r}: "
+                "use ClaudeThinking.budget(tokens)"
+            )
+        if self.type == "disabled" and self.display is not None:
+            return "display does not apply when thinking is disabled"
+        return None
+
+    @classmethod
+    def adaptive(cls, display: ThinkingDisplay | None = None) -> ClaudeThinking:
+        """Claude decides when and how much to think (the default on the newest models)."""
+        return cls(type="adaptive", display=display)
+
+    @classmethod
+    def budget(cls, tokens: int, display: ThinkingDisplay | None = None) -> ClaudeThinking:
+        """Extended thinking with a budget of `tokens` (at least 1024, below `max_tokens`)."""
+        return cls(type="enabled", budget_tokens=tokens, display=display)
+
+    @classmethod
+    def disabled(cls) -> ClaudeThinking:
+        """No thinking (rejected by models that always think adaptively)."""
+        return cls(type="disabled")
+
+    def to_param(self) -> dict[str, Any]:
+        """The wire form: `thinking` on Anthropic, `additionalModelRequestFields.thinking` on
+        Bedrock."""
+        param: dict[str, Any] = {"type": self.type}
+        if self.budget_tokens is not None:
+            param["budget_tokens"] = self.budget_tokens
+        if self.display is not None:
+            param["display"] = self.display
+        return param
+
+
+def check_effort(effort: str | None) -> None:
+    if effort is not None and effort not in _EFFORTS:
+        raise ConfigurationError(
+            f"effort must be one of {', '.join(repr(e) for e in _EFFORTS)}, got {effort!r}"
+        )
+
+
+def check_max_tokens(max_tokens: int, thinking: ClaudeThinking | None) -> None:
+    """`max_tokens` is a positive integer above the thinking budget."""
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ConfigurationError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    budget = thinking.budget_tokens if thinking is not None else None
+    if budget is not None and budget >= max_tokens:
+        raise ConfigurationError(
+            f"thinking budget_tokens ({budget}) must be below max_tokens "
+            f"({max_tokens}): raise max_tokens or lower the budget"
+        )
+
+
+# Opus 4.7 and newer, every Claude 5 model, Mythos and Fable think adaptively when the request
+# has no `thinking` field (and only accept adaptive thinking).
+_CLAUDE = re.compile(
+    r"^claude-(?:(?P<family>opus|sonnet|haiku)-(?P<major>\d+)(?:-(?P<minor>\d{1,2}))?(?:-|@|$)"
+    r"|(?P<omajor>\d+)(?:-(?P<ominor>\d{1,2}))?-(?P<ofamily>opus|sonnet|haiku)"
+    r"|(?P<new>mythos|fable))"
+)
+_BEDROCK_VERSION = re.compile(r"-v\d+(?::\d+)?$")
+
+
+def claude_name(model_id: str) -> str | None:
+    """The Claude model name behind an Anthropic model name or a Bedrock model id (region
+    prefix, ARN and version suffix removed), or None when it is not a Claude model."""
+    start = model_id.find("claude-")
+    if start < 0:
+        return None
+    if start > 0 and not model_id[:start].endswith(("anthropic.", "/")):
+        return None
+    return _BEDROCK_VERSION.sub("", model_id[start:])
+
+
+def thinks_by_default(model: str) -> bool:
+    """Whether `model` thinks (adaptively) when the request has no `thinking` field."""
+    name = claude_name(model)
+    if name is None:
+        return False
+    match = _CLAUDE.match(name)
+    if match is None:
+        return False
+    if match.group("new"):
+        return True
+    family = match.group("family") or match.group("ofamily")
+    major = int(match.group("major") or match.group("omajor"))
+    minor = int(match.group("minor") or match.group("ominor") or 0)
+    return major >= 5 or (family == "opus" and (major, minor) >= (4, 7))
+
+
+def thinking_active(thinking: ClaudeThinking | None, model: str) -> bool:
+    """Whether a request with this configuration makes `model` think."""
+    if thinking is None:
+        return thinks_by_default(model)
+    return thinking.type != "disabled"
+
+
+def check_tool_choice(choice: str | None, *, thinking: bool, tool_names: set[str]) -> None:
+    """Refuse, before anything is sent, a tool choice Claude rejects."""
+    if choice is None or choice in ("auto", "none"):
+        return
+    if choice == "required":
+        if not tool_names:
+            raise ConfigurationError("tool_choice 'required' needs at least one tool on offer")
+    elif choice not in tool_names:
+        offered = ", ".join(sorted(tool_names)) or "none"
+        raise ConfigurationError(
+            f"tool_choice {choice!r} names no tool on offer (tools: {offered})"
+        )
+    if thinking:
+        raise ConfigurationError(
+            f"tool_choice {choice!r} forces tool use, which Claude refuses while thinking is on: "
+            "use tool_choice 'auto' (or 'none'), or turn thinking off with "
+            "ClaudeThinking.disabled() on a model that allows it"
+        )
+
+
+_FINISH: Mapping[str, FinishReason] = {
+    # Anthropic stop_reason
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_call",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+    # Bedrock stopReason (the ones Anthropic does not share)
+    "guardrail_intervened": "content_filter",
+    "content_filtered": "content_filter",
+    "malformed_model_output": "error",
+    "malformed_tool_use": "error",
+}
+
+
+def finish_reason(raw: str | None) -> FinishReason | None:
+    """The normalised finish reason (None for `pause_turn` and values it does not know)."""
+    if raw is None:
+        return None
+    return _FINISH.get(raw)
+
+
+def check_foreign_reasoning(policy: str) -> None:
+    if policy not in ("drop", "text"):
+        raise ConfigurationError(f"foreign_reasoning must be 'drop' or 'text', got {policy!r}")
+
+
+Turn = tuple[Literal["user", "assistant"], list[Part]]
+"""One message to send: its role and the parts that go on the wire, in order."""
+
+
+def _as_text(block: ThinkingBlock) -> TextPart:
+    return TextPart(text=f"<thinking>\n{block.text}\n</thinking>")
+
+
+def replay_turns(
+    messages: Sequence[Message],
+    scope: str,
+    *,
+    foreign_reasoning: ForeignReasoning,
+    native_thinking: bool,
+) -> list[Turn]:
+    """The parts to send for `messages`, message by message, under the replay policy.
+
+    Other scopes' proofs are removed first (`for_scope`). Then, in each assistant message,
+    signed and redacted thinking stay where they are (only when `native_thinking`: a request
+    with thinking off may not carry any); thinking with no signature is never sent as thinking
+    (dropped, or sent as text with `foreign_reasoning="text"`); empty text is left out.
+    User messages send their tool results first, then their text. Messages left empty are
+    skipped and consecutive messages of one role are merged (Claude needs alternation).
+    """
+    turns: list[Turn] = []
+    for message in for_scope(messages, scope, foreign_reasoning=foreign_reasoning):
+        parts: list[Part] = []
+        if message.role == "user":
+            texts: list[Part] = []
+            for part in message.parts:
+                if isinstance(part, ToolResult):
+                    parts.append(part)
+                elif isinstance(part, TextPart) and part.text:
+                    texts.append(part)
+            parts += texts
+        else:
+            for part in message.parts:
+                if isinstance(part, ThinkingBlock):
+                    if part.redacted is not None or part.signature:
+                        if native_thinking:
+                            parts.append(part)
+                    elif foreign_reasoning == "text" and part.text:
+                        parts.append(_as_text(part))
+                elif isinstance(part, TextPart):
+                    if part.text:
+                        parts.append(part)
+                elif isinstance(part, ToolCall):
+                    parts.append(part)
+        if not parts:
+            continue
+        if turns and turns[-1][0] == message.role:
+            previous = turns[-1][1]
+            if message.role == "user":
+                merged = previous + parts
+                parts = [p for p in merged if isinstance(p, ToolResult)]
+                parts += [p for p in merged if not isinstance(p, ToolResult)]
+                turns[-1] = (message.role, parts)
+            else:
+                previous += parts
+            continue
+        turns.append((message.role, parts))
+    return turns

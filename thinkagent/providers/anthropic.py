@@ -1,0 +1,524 @@
+"""`AnthropicModel`: Claude's thinking through the official `anthropic` SDK (Messages API).
+
+```python
+from thinkagent import Agent
+from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
+
+model = AnthropicModel("claude-opus-4-7", thinking=ClaudeThinking.adaptive(), effort="high")
+result = await Agent(model, tools=[get_weather]).run("What's the weather in Paris?")
+```
+
+Responses become one assistant `Message` with the blocks in the order Claude returned them:
+`thinking` -> `ThinkingBlock.signed(text, signature)`, `redacted_thinking` ->
+`ThinkingBlock.redacted_payload(data)`, `text` -> `TextPart`, `tool_use` -> `ToolCall`. On
+later turns the blocks of this scope (`"anthropic"`) go back byte for byte, each in its place;
+reasoning without a valid proof is never sent as thinking. See `docs/providers/anthropic.md`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, cast
+
+import anthropic
+import httpx2
+from anthropic import types as wire
+from pydantic import JsonValue
+
+from ..errors import ConfigurationError, ProviderError, StreamInterrupted
+from ..history import ForeignReasoning
+from ..messages import (
+    Message,
+    Part,
+    ProviderDetails,
+    TextPart,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from ..stream import MessageAssembler, TextDelta, ThinkingDelta, ToolCallDelta
+from ._claude import (
+    ClaudeThinking,
+    Effort,
+    check_effort,
+    check_foreign_reasoning,
+    check_max_tokens,
+    check_tool_choice,
+    finish_reason,
+    replay_turns,
+    thinking_active,
+)
+from .base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
+
+__all__ = ["DEFAULT_MAX_TOKENS", "SCOPE", "AnthropicModel", "ClaudeThinking"]
+
+SCOPE = "anthropic"
+"""The provider scope of messages this model produces (their signatures are valid only here)."""
+
+DEFAULT_MAX_TOKENS = 8192
+"""`max_tokens` when neither the model nor the request settings give one."""
+
+_RETRYABLE_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+
+
+class AnthropicModel:
+    """A Claude model behind the Anthropic Messages API, through `anthropic.AsyncAnthropic`.
+
+    - `client`: your `AsyncAnthropic` (its retries, timeouts and base URL apply); built from
+      the environment (`ANTHROPIC_API_KEY`...) when omitted.
+    - `thinking`: a `ClaudeThinking`; `None` sends no `thinking` field (the model's default:
+      the newest models think adaptively, older ones do not think).
+    - `effort`: `output_config.effort` (`low`, `medium`, `high`, `xhigh`, `max`).
+    - `max_tokens`: the default output limit (a request's `max_tokens` setting overrides it);
+      it must be above a thinking budget.
+    - `foreign_reasoning`: what happens to reasoning that cannot go back as Claude thinking
+      (another provider's, or a block without a signature): `"drop"` (default) or `"text"`.
+    - `settings`: default `ModelSettings`, under each request's own.
+    - `extra_body`, `extra_headers`: passed through on every request (beta headers, fields the
+      SDK does not name yet).
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        client: anthropic.AsyncAnthropic | None = None,
+        thinking: ClaudeThinking | None = None,
+        effort: Effort | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        foreign_reasoning: ForeignReasoning = "drop",
+        settings: ModelSettings | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        check_effort(effort)
+        check_foreign_reasoning(foreign_reasoning)
+        check_max_tokens(max_tokens, thinking)
+        if settings and "max_tokens" in settings:
+            check_max_tokens(settings["max_tokens"], thinking)
+        self._model_name = model_name
+        self._client = client if client is not None else anthropic.AsyncAnthropic()
+        self._thinking = thinking
+        self._effort: Effort | None = effort
+        self._max_tokens = max_tokens
+        self._foreign_reasoning: ForeignReasoning = foreign_reasoning
+        self.settings: ModelSettings = settings or {}
+        self.extra_body: dict[str, Any] = dict(extra_body or {})
+        self.extra_headers: dict[str, str] = dict(extra_headers or {})
+        self._thinking_on = thinking_active(thinking, model_name)
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def thinking(self) -> ClaudeThinking | None:
+        return self._thinking
+
+    @property
+    def effort(self) -> Effort | None:
+        return self._effort
+
+    @property
+    def max_tokens(self) -> int:
+        return self._max_tokens
+
+    @property
+    def foreign_reasoning(self) -> ForeignReasoning:
+        return self._foreign_reasoning
+
+    @property
+    def provider(self) -> str:
+        return SCOPE
+
+    @property
+    def client(self) -> anthropic.AsyncAnthropic:
+        """The `AsyncAnthropic` client this model sends with."""
+        return self._client
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel(model_name={self._model_name!r}, provider={SCOPE!r})"
+
+    # --- requests ---------------------------------------------------------------------------
+
+    def build_request(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments for `client.messages.create` (without `stream`).
+
+        Raises `ConfigurationError` for settings Claude would refuse (a forced tool choice
+        while thinking, a thinking budget not below `max_tokens`), before anything is sent.
+        """
+        settings = _merge(self.settings, request.settings)
+        max_tokens = settings.get("max_tokens", self.max_tokens)
+        if max_tokens != self.max_tokens:
+            check_max_tokens(max_tokens, self.thinking)
+        tool_names = {tool.name for tool in request.tools}
+        choice = settings.get("tool_choice")
+        check_tool_choice(choice, thinking=self._thinking_on, tool_names=tool_names)
+
+        params: dict[str, Any] = {
+            "model": self._model_name,
+            "max_tokens": max_tokens,
+            "messages": self.build_messages(request.messages),
+        }
+        if request.instructions:
+            params["system"] = request.instructions
+        if self.thinking is not None:
+            params["thinking"] = self.thinking.to_param()
+        if self.effort is not None:
+            params["output_config"] = {"effort": self.effort}
+        if request.tools:
+            tools: list[dict[str, Any]] = []
+            for tool in request.tools:
+                spec: dict[str, Any] = {"name": tool.name, "input_schema": tool.parameters}
+                if tool.description:
+                    spec["description"] = tool.description
+                tools.append(spec)
+            params["tools"] = tools
+            tool_choice = _tool_choice(choice, settings.get("parallel_tool_calls"))
+            if tool_choice is not None:
+                params["tool_choice"] = tool_choice
+        if "stop_sequences" in settings:
+            params["stop_sequences"] = list(settings["stop_sequences"])
+        extra_body = {**self.extra_body, **settings.get("extra_body", {})}
+        # This SDK has no sampling parameters; the API still reads them from the body.
+        if "temperature" in settings:
+            extra_body["temperature"] = settings["temperature"]
+        if "top_p" in settings:
+            extra_body["top_p"] = settings["top_p"]
+        if extra_body:
+            params["extra_body"] = extra_body
+        extra_headers = {**self.extra_headers, **settings.get("extra_headers", {})}
+        if extra_headers:
+            params["extra_headers"] = extra_headers
+        if "timeout" in settings:
+            params["timeout"] = settings["timeout"]
+        return params
+
+    def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """The `messages` parameter for a history: this scope's thinking replayed exactly."""
+        out: list[dict[str, Any]] = []
+        for role, parts in replay_turns(
+            messages,
+            SCOPE,
+            foreign_reasoning=self.foreign_reasoning,
+            native_thinking=self._thinking_on,
+        ):
+            out.append({"role": role, "content": [_block(part) for part in parts]})
+        return out
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        params = self.build_request(request)
+        try:
+            message = cast("wire.Message", await self._client.messages.create(**params))
+        except anthropic.APIError as exc:
+            raise provider_error(exc) from exc
+        except (anthropic.CredentialsError, TypeError, ValueError) as exc:
+            raise _client_error(exc) from exc
+        return self.parse_response(message)
+
+    def parse_response(self, message: wire.Message) -> ModelResponse:
+        """The shared form of an SDK `Message`: blocks in order, usage, finish reason."""
+        parts: list[Part] = []
+        for block in message.content:
+            if block.type == "thinking":
+                parts.append(ThinkingBlock.signed(block.thinking, block.signature))
+            elif block.type == "redacted_thinking":
+                parts.append(ThinkingBlock.redacted_payload(block.data))
+            elif block.type == "text":
+                parts.append(TextPart(text=block.text))
+            elif block.type == "tool_use":
+                parts.append(
+                    ToolCall(
+                        id=block.id,
+                        name=block.name,
+                        arguments=cast("dict[str, JsonValue]", dict(block.input)),
+                    )
+                )
+        usage = message.usage
+        details = usage.output_tokens_details
+        return ModelResponse(
+            Message(
+                role="assistant",
+                parts=tuple(parts),
+                provider=SCOPE,
+                model=message.model or self._model_name,
+                id=message.id,
+                usage=_usage(
+                    usage.input_tokens,
+                    usage.cache_read_input_tokens,
+                    usage.cache_creation_input_tokens,
+                    usage.output_tokens,
+                    details.thinking_tokens if details is not None else None,
+                ),
+                finish_reason=finish_reason(message.stop_reason),
+                provider_details=_details(message.stop_reason, message.stop_sequence),
+            )
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        """Deltas as Claude streams them, then the complete `ModelResponse`.
+
+        Raises `StreamInterrupted` (with the unsigned partial message) when the stream ends
+        before `message_stop`, and `ProviderError` for an error event.
+        """
+        params = self.build_request(request)
+        try:
+            events = await self._client.messages.create(**params, stream=True)
+        except anthropic.APIError as exc:
+            raise provider_error(exc) from exc
+        except (anthropic.CredentialsError, TypeError, ValueError) as exc:
+            raise _client_error(exc) from exc
+        assembler = MessageAssembler(json_arguments=True)
+        add = assembler.add
+        message_id: str | None = None
+        model = self._model_name
+        start_usage: wire.Usage | None = None
+        end_usage: wire.MessageDeltaUsage | None = None
+        stop_reason: str | None = None
+        stop_sequence: str | None = None
+        finished = False
+        try:
+            async with events:
+                async for event in events:
+                    if event.type == "content_block_delta":
+                        index = event.index
+                        delta = event.delta
+                        if delta.type == "text_delta":
+                            out: TextDelta | ThinkingDelta | ToolCallDelta = TextDelta(
+                                index, delta.text
+                            )
+                        elif delta.type == "thinking_delta":
+                            out = ThinkingDelta(index, delta.thinking)
+                        elif delta.type == "input_json_delta":
+                            if not delta.partial_json:
+                                continue
+                            out = ToolCallDelta(index, args_fragment=delta.partial_json)
+                        elif delta.type == "signature_delta":
+                            out = ThinkingDelta(index, signature=delta.signature)
+                        else:
+                            continue
+                        add(out)
+                        yield out
+                    elif event.type == "content_block_start":
+                        # A block opens: the assembler learns its position and kind; only a
+                        # start that carries something (a tool call's id and name, a redacted
+                        # payload, text) is passed on.
+                        block = event.content_block
+                        if block.type == "thinking":
+                            out = ThinkingDelta(
+                                event.index, block.thinking, signature=block.signature or None
+                            )
+                            if not block.thinking and not block.signature:
+                                add(out)
+                                continue
+                        elif block.type == "text":
+                            out = TextDelta(event.index, block.text)
+                            if not block.text:
+                                add(out)
+                                continue
+                        elif block.type == "tool_use":
+                            out = ToolCallDelta(
+                                event.index,
+                                id=block.id,
+                                name=block.name,
+                                args_fragment=json.dumps(block.input) if block.input else "",
+                            )
+                        elif block.type == "redacted_thinking":
+                            out = ThinkingDelta(event.index, redacted=block.data)
+                        else:
+                            continue
+                        add(out)
+                        yield out
+                    elif event.type == "message_start":
+                        message_id = event.message.id
+                        model = event.message.model or model
+                        start_usage = event.message.usage
+                    elif event.type == "message_delta":
+                        stop_reason = event.delta.stop_reason
+                        stop_sequence = event.delta.stop_sequence
+                        end_usage = event.usage
+                    elif event.type == "message_stop":
+                        finished = True
+        except anthropic.APIStatusError as exc:  # an error event in the stream
+            raise provider_error(exc) from exc
+        except (httpx2.HTTPError, anthropic.APIConnectionError, json.JSONDecodeError) as exc:
+            # a dropped connection, a truncated body, an event that is not JSON
+            raise StreamInterrupted(
+                f"the stream broke before message_stop: {exc}",
+                provider=SCOPE,
+                partial=assembler.partial(provider=SCOPE, model=model),
+            ) from exc
+        if not finished:
+            raise StreamInterrupted(
+                "the stream ended before message_stop",
+                provider=SCOPE,
+                partial=assembler.partial(provider=SCOPE, model=model),
+            )
+        yield ModelResponse(
+            assembler.message(
+                provider=SCOPE,
+                model=model,
+                usage=_stream_usage(start_usage, end_usage),
+                finish_reason=finish_reason(stop_reason),
+                id=message_id,
+                provider_details=_details(stop_reason, stop_sequence),
+            )
+        )
+
+
+# --- translation helpers ---------------------------------------------------------------------
+
+
+def _merge(defaults: ModelSettings, settings: ModelSettings) -> ModelSettings:
+    if not defaults:
+        return settings
+    if not settings:
+        return defaults
+    merged: dict[str, Any] = {**defaults, **settings}
+    if "extra_headers" in defaults and "extra_headers" in settings:
+        merged["extra_headers"] = {**defaults["extra_headers"], **settings["extra_headers"]}
+    if "extra_body" in defaults and "extra_body" in settings:
+        merged["extra_body"] = {**defaults["extra_body"], **settings["extra_body"]}
+    return cast("ModelSettings", merged)
+
+
+def _tool_choice(choice: str | None, parallel: bool | None) -> dict[str, Any] | None:
+    if choice is None and parallel is None:
+        return None
+    if choice is None or choice == "auto":
+        param: dict[str, Any] = {"type": "auto"}
+    elif choice == "none":
+        return {"type": "none"}
+    elif choice == "required":
+        param = {"type": "any"}
+    else:
+        param = {"type": "tool", "name": choice}
+    if parallel is False:
+        param["disable_parallel_tool_use"] = True
+    return param
+
+
+def _block(part: Part) -> dict[str, Any]:
+    if isinstance(part, ThinkingBlock):
+        if part.redacted is not None:
+            return {"type": "redacted_thinking", "data": part.redacted}
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ToolCall):
+        return {"type": "tool_use", "id": part.id, "name": part.name, "input": _input(part)}
+    assert isinstance(part, ToolResult)
+    return {
+        "type": "tool_result",
+        "tool_use_id": part.call_id,
+        "content": part.content_text(),
+        "is_error": part.is_error,
+    }
+
+
+def _input(call: ToolCall) -> dict[str, Any]:
+    if isinstance(call.arguments, dict):
+        return call.arguments
+    try:
+        return call.arguments_dict()
+    except ValueError:  # arguments that never parsed: Claude needs an object
+        return {}
+
+
+def _usage(
+    input_tokens: int | None,
+    cache_read: int | None,
+    cache_write: int | None,
+    output_tokens: int | None,
+    thinking_tokens: int | None,
+) -> Usage:
+    read = cache_read or 0
+    write = cache_write or 0
+    return Usage(
+        input_tokens=(input_tokens or 0) + read + write,
+        output_tokens=output_tokens or 0,
+        thinking_tokens=thinking_tokens or 0,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
+def _stream_usage(start: wire.Usage | None, end: wire.MessageDeltaUsage | None) -> Usage:
+    """`message_start` has the input counts, `message_delta` the final (cumulative) ones."""
+
+    def pick(name: str) -> int | None:
+        value = getattr(end, name, None) if end is not None else None
+        if value is None and start is not None:
+            value = getattr(start, name, None)
+        return cast("int | None", value)
+
+    details = end.output_tokens_details if end is not None else None
+    if details is None and start is not None:
+        details = start.output_tokens_details
+    return _usage(
+        pick("input_tokens"),
+        pick("cache_read_input_tokens"),
+        pick("cache_creation_input_tokens"),
+        pick("output_tokens"),
+        details.thinking_tokens if details is not None else None,
+    )
+
+
+def _details(stop_reason: str | None, stop_sequence: str | None) -> ProviderDetails | None:
+    if stop_reason is None:
+        return None
+    details: ProviderDetails = {"finish_reason": stop_reason}
+    if stop_sequence is not None:
+        details["stop_sequence"] = stop_sequence
+    return details
+
+
+def provider_error(exc: anthropic.APIError) -> ProviderError:
+    """The `ProviderError` for an SDK exception: the API's own message, status and type."""
+    if isinstance(exc, anthropic.APIStatusError):
+        status: int | None = exc.status_code
+        error_type = cast("str | None", exc.type)
+        message = exc.api_message or _body_message(exc.body) or exc.message
+        if status == 200:  # an error event after the stream started
+            status = None
+        retryable = error_type in _RETRYABLE_TYPES or (
+            status is not None and (status in (408, 409, 429) or status >= 500)
+        )
+        return ProviderError(
+            message, provider=SCOPE, status=status, retryable=retryable, error_type=error_type
+        )
+    if isinstance(exc, anthropic.APIConnectionError):
+        kind = "timeout" if isinstance(exc, anthropic.APITimeoutError) else "connection_error"
+        return ProviderError(exc.message, provider=SCOPE, retryable=True, error_type=kind)
+    return ProviderError(exc.message, provider=SCOPE, error_type=type(exc).__name__)
+
+
+def _client_error(exc: Exception) -> Exception:
+    """What the SDK refuses before sending: missing credentials, or a non-streamed request the
+    SDK expects to outlast its default timeout. Anything else is re-raised as it is."""
+    text = str(exc)
+    if isinstance(exc, anthropic.CredentialsError) or (
+        "Could not resolve authentication method" in text
+    ):
+        return ConfigurationError(
+            "no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or pass "
+            f"client=anthropic.AsyncAnthropic(...) ({type(exc).__name__})"
+        )
+    if "Streaming is required" in text:
+        return ConfigurationError(
+            f"{text} (a large max_tokens on a non-streamed request: stream it with "
+            "Agent.run_stream, or set a `timeout` in the model settings)"
+        )
+    return exc
+
+
+def _body_message(body: object) -> str | None:
+    if isinstance(body, dict):
+        error = cast("dict[str, Any]", body).get("error")
+        if isinstance(error, dict):
+            message = cast("dict[str, Any]", error).get("message")
+            if isinstance(message, str):
+                return message
+    return None
