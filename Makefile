@@ -17,8 +17,13 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 ## Run the demo: the emulator without API keys, the real services with them.
+## One provider only: make demo DEMOS=gemini_thinking
+DEMOS ?= thinking bedrock_thinking gemini_thinking openai_thinking deepseek_thinking
 demo: $(STAMP)
-	$(BIN)/python examples/thinking.py
+	@for demo in $(DEMOS); do \
+		echo; echo "=== examples/$$demo.py"; \
+		$(BIN)/python examples/$$demo.py || exit 1; \
+	done
 
 ## Run the test suite (offline: every provider is served by the emulator).
 test: $(STAMP)
