@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import needs_genai
+
 EXAMPLES = Path(__file__).parent.parent / "examples"
 CREDENTIALS = (
     "ANTHROPIC_API_KEY",
@@ -26,7 +28,7 @@ CREDENTIALS = (
     [
         ("thinking.py", "Invalid `signature` in `thinking` block"),
         ("bedrock_thinking.py", "Invalid `signature` in `thinking` block"),
-        ("gemini_thinking.py", "Corrupted thought signature."),
+        pytest.param("gemini_thinking.py", "Corrupted thought signature.", marks=needs_genai),
         ("openai_thinking.py", "could not be verified"),
         ("deepseek_thinking.py", "Missing `reasoning_content` field"),
     ],
