@@ -45,6 +45,27 @@ BEDROCK_TOOLS: dict[str, Any] = {
         for t in ANTHROPIC_TOOLS
     ]
 }
+#: The same tools as Chat Completions (nested ``function``) and Responses (flat) declare them.
+CHAT_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": t["name"],
+            "description": t["description"],
+            "parameters": t["input_schema"],
+        },
+    }
+    for t in ANTHROPIC_TOOLS
+]
+RESPONSES_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "name": t["name"],
+        "description": t["description"],
+        "parameters": t["input_schema"],
+    }
+    for t in ANTHROPIC_TOOLS
+]
 QUESTION = "What's the weather and the time in Paris?"
 TOOL_OUTPUT = {"get_weather": "sunny, 21 C", "get_time": "14:05"}
 
@@ -64,6 +85,20 @@ def _fresh(request: pytest.FixtureRequest) -> None:
 @pytest.fixture
 async def anthropic_client(emu: Emulator) -> AsyncIterator[Any]:
     client = emu.anthropic_client(max_retries=0)
+    yield client
+    await client.close()
+
+
+@pytest.fixture
+async def openai_client(emu: Emulator) -> AsyncIterator[Any]:
+    client = emu.openai_client(max_retries=0)
+    yield client
+    await client.close()
+
+
+@pytest.fixture
+async def azure_client(emu: Emulator) -> AsyncIterator[Any]:
+    client = emu.azure_client(max_retries=0)
     yield client
     await client.close()
 

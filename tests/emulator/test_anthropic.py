@@ -53,6 +53,17 @@ async def tool_turn(client: anthropic.AsyncAnthropic, **kw: Any) -> tuple[list[A
     return messages, first
 
 
+async def rejected(
+    client: anthropic.AsyncAnthropic, messages: list[Any], first: Any, content: Any, **kw: Any
+) -> pytest.ExceptionInfo[anthropic.BadRequestError]:
+    """Replay ``content`` as the assistant turn after ``messages``, then ``first``'s tool
+    results (thinking on a budget unless ``kw`` says otherwise): the request must fail."""
+    replay = [*messages, {"role": "assistant", "content": content}, results_for(first)]
+    with pytest.raises(anthropic.BadRequestError) as exc:
+        await ask(client, replay, **{"thinking": BUDGET, **kw})
+    return exc
+
+
 def bad_request(exc: pytest.ExceptionInfo[anthropic.BadRequestError]) -> str:
     assert exc.value.status_code == 400
     body = exc.value.body
@@ -233,12 +244,7 @@ async def test_redacted_thinking_in_a_tool_loop_is_verified(
     tampered = dump(first)
     data = tampered[0]["data"]
     tampered[0]["data"] = data[:100] + ("A" if data[100] != "A" else "B") + data[101:]
-    with pytest.raises(anthropic.BadRequestError) as exc:
-        await ask(
-            anthropic_client,
-            [*messages, {"role": "assistant", "content": tampered}, results_for(first)],
-            thinking=BUDGET,
-        )
+    exc = await rejected(anthropic_client, messages, first, tampered)
     assert bad_request(exc) == "messages.1.content.0: Invalid `data` in `redacted_thinking` block"
 
 
@@ -263,12 +269,7 @@ async def test_display_omitted_signed_empty_block_replays(
     assert second.stop_reason == "tool_use"
     forged = dump(first)
     forged[0]["thinking"] = "I made this up."
-    with pytest.raises(anthropic.BadRequestError) as exc:
-        await ask(
-            anthropic_client,
-            [*messages, {"role": "assistant", "content": forged}, results_for(first)],
-            thinking=omitted,
-        )
+    exc = await rejected(anthropic_client, messages, first, forged, thinking=omitted)
     assert bad_request(exc) == "messages.1.content.0: Invalid `signature` in `thinking` block"
 
 
@@ -278,12 +279,7 @@ async def test_visible_signature_does_not_cover_an_emptied_text(
     messages, first = await tool_turn(anthropic_client)
     emptied = dump(first)
     emptied[0]["thinking"] = ""
-    with pytest.raises(anthropic.BadRequestError) as exc:
-        await ask(
-            anthropic_client,
-            [*messages, {"role": "assistant", "content": emptied}, results_for(first)],
-            thinking=BUDGET,
-        )
+    exc = await rejected(anthropic_client, messages, first, emptied)
     assert "Invalid `signature`" in bad_request(exc)
 
 
@@ -339,12 +335,7 @@ async def test_altered_signature_is_rejected(anthropic_client: anthropic.AsyncAn
     messages, first = await tool_turn(anthropic_client)
     bad = dump(first)
     bad[0]["signature"] = flip(bad[0]["signature"])
-    with pytest.raises(anthropic.BadRequestError) as exc:
-        await ask(
-            anthropic_client,
-            [*messages, {"role": "assistant", "content": bad}, results_for(first)],
-            thinking=BUDGET,
-        )
+    exc = await rejected(anthropic_client, messages, first, bad)
     assert bad_request(exc) == "messages.1.content.0: Invalid `signature` in `thinking` block"
     assert exc.value.type == "invalid_request_error"
 
@@ -374,24 +365,14 @@ async def test_modified_or_missing_signature_is_rejected(
     messages, first = await tool_turn(anthropic_client)
     bad = dump(first)
     change(bad[0])
-    with pytest.raises(anthropic.BadRequestError) as exc:
-        await ask(
-            anthropic_client,
-            [*messages, {"role": "assistant", "content": bad}, results_for(first)],
-            thinking=BUDGET,
-        )
+    exc = await rejected(anthropic_client, messages, first, bad)
     assert bad_request(exc) == expected
 
 
 async def test_dropped_thinking_is_rejected(anthropic_client: anthropic.AsyncAnthropic) -> None:
     messages, first = await tool_turn(anthropic_client)
     dropped = [b for b in dump(first) if b["type"] != "thinking"]
-    with pytest.raises(anthropic.BadRequestError) as exc:
-        await ask(
-            anthropic_client,
-            [*messages, {"role": "assistant", "content": dropped}, results_for(first)],
-            thinking=BUDGET,
-        )
+    exc = await rejected(anthropic_client, messages, first, dropped)
     assert bad_request(exc) == (
         "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` is "
         "enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of "
@@ -400,12 +381,7 @@ async def test_dropped_thinking_is_rejected(anthropic_client: anthropic.AsyncAnt
         "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
     )
     only_tool = [b for b in dropped if b["type"] == "tool_use"]
-    with pytest.raises(anthropic.BadRequestError) as exc2:
-        await ask(
-            anthropic_client,
-            [*messages, {"role": "assistant", "content": only_tool}, results_for(first)],
-            thinking=BUDGET,
-        )
+    exc2 = await rejected(anthropic_client, messages, first, only_tool)
     assert "but found `tool_use`" in bad_request(exc2)
 
 
@@ -413,12 +389,8 @@ async def test_thinking_sent_while_disabled_is_rejected(
     anthropic_client: anthropic.AsyncAnthropic,
 ) -> None:
     messages, first = await tool_turn(anthropic_client)
-    with pytest.raises(anthropic.BadRequestError) as exc:
-        await ask(
-            anthropic_client,
-            [*messages, first.to_param(), results_for(first)],
-            thinking={"type": "disabled"},
-        )
+    content = first.to_param()["content"]
+    exc = await rejected(anthropic_client, messages, first, content, thinking={"type": "disabled"})
     assert bad_request(exc) == (
         "messages.1.content.0: When thinking is disabled, an `assistant` message in the final position cannot "
         "contain `thinking`. To use thinking blocks, enable `thinking` in your request."

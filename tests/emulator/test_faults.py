@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anthropic
@@ -157,6 +159,45 @@ async def test_delay_per_chunk(emu: Emulator, anthropic_client: anthropic.AsyncA
     started = time.monotonic()
     await anthropic_client.messages.create(**REQUEST)
     assert time.monotonic() - started >= 0.05
+
+
+def _leave_anthropic_stream(emulator: Emulator) -> None:
+    client = anthropic.Anthropic(base_url=emulator.url, api_key="key", max_retries=0)
+    with client.messages.stream(**REQUEST) as stream:
+        next(iter(stream))
+    client.close()
+
+
+def _time_out_on_anthropic_json(emulator: Emulator) -> None:
+    client = anthropic.Anthropic(base_url=emulator.url, api_key="key", max_retries=0, timeout=0.1)
+    with pytest.raises(anthropic.APITimeoutError):
+        client.messages.create(**REQUEST)
+    client.close()
+
+
+def _leave_bedrock_stream(emulator: Emulator) -> None:
+    stream = emulator.bedrock_client().converse_stream(**CONVERSE)["stream"]
+    next(iter(stream))
+    stream.close()
+
+
+@pytest.mark.parametrize("fault", [Fault.slow(0.5), Fault.cut(delay=0.5)], ids=["slow", "cut"])
+@pytest.mark.parametrize(
+    "leave",
+    [_leave_anthropic_stream, _time_out_on_anthropic_json, _leave_bedrock_stream],
+    ids=["anthropic-sse", "anthropic-json", "bedrock-eventstream"],
+)
+def test_a_slowed_response_stops_when_the_client_leaves(
+    fault: Fault, leave: Callable[[Emulator], None], caplog: pytest.LogCaptureFixture
+) -> None:
+    with Emulator() as emulator:
+        emulator.inject(fault)
+        leave(emulator)
+        leaving = time.monotonic()
+    # Not even one more delay: the response stopped with the client, not at its end (or
+    # at the 2 s graceful-shutdown timeout, cancelled with a logged CancelledError).
+    assert time.monotonic() - leaving < 0.4
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 async def test_faults_are_queued_per_api_and_consumed_once(

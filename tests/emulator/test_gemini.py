@@ -628,6 +628,18 @@ def test_credentials_are_required(emu: Emulator) -> None:
     assert emu.requests[-1].query == {}  # the key is not recorded
 
 
+#: A model turn calling get_weather, signed with the dummy that skips validation.
+SIGNED_CALL = {
+    "role": "model",
+    "parts": [
+        {
+            "functionCall": {"name": "get_weather", "args": {}},
+            "thoughtSignature": "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I=",
+        }
+    ],
+}
+
+
 @pytest.mark.parametrize(
     ("contents", "message"),
     [
@@ -643,15 +655,7 @@ def test_credentials_are_required(emu: Emulator) -> None:
         (
             [
                 {"role": "user", "parts": [{"text": "hi"}]},
-                {
-                    "role": "model",
-                    "parts": [
-                        {
-                            "functionCall": {"name": "get_weather", "args": {}},
-                            "thoughtSignature": "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I=",
-                        }
-                    ],
-                },
+                SIGNED_CALL,
                 {
                     "role": "user",
                     "parts": [
@@ -666,30 +670,14 @@ def test_credentials_are_required(emu: Emulator) -> None:
             [
                 {"role": "user", "parts": [{"text": "hi"}]},
                 {"role": "model", "parts": [{"text": "a"}]},
-                {
-                    "role": "model",
-                    "parts": [
-                        {
-                            "functionCall": {"name": "get_weather", "args": {}},
-                            "thoughtSignature": "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I=",
-                        }
-                    ],
-                },
+                SIGNED_CALL,
             ],
             "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
         ),
         (
             [
                 {"role": "user", "parts": [{"text": "hi"}]},
-                {
-                    "role": "model",
-                    "parts": [
-                        {
-                            "functionCall": {"name": "get_weather", "args": {}},
-                            "thoughtSignature": "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I=",
-                        }
-                    ],
-                },
+                SIGNED_CALL,
                 {
                     "role": "user",
                     "parts": [{"functionResponse": {"name": "get_time", "response": {}}}],

@@ -18,6 +18,8 @@ import yaml
 
 from thinkagent.emulator import Emulator
 
+from .test_recorded_shapes import kind
+
 RECORDED = Path(__file__).parent / "recorded" / "test_google_instructions_only_with_tool_calls.yaml"
 SKIP_B64 = "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I="
 MODEL = "gemini-3-flash-preview"
@@ -50,14 +52,6 @@ def post(emu: Emulator, api: str, body: Any, method: str = "generateContent") ->
         assert all(e.startswith(b"data: ") for e in events)
         return response.status, [json.loads(e[len(b"data: ") :]) for e in events]
     return response.status, json.loads(raw)
-
-
-def kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    return type(value).__name__
 
 
 def assert_same_shape(real: Any, ours: Any, path: str = "$", *, exact: bool = True) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import openai
@@ -13,34 +12,9 @@ import pytest
 
 from thinkagent.emulator import Emulator, Reply, ToolCallSpec
 
-from .conftest import ANTHROPIC_TOOLS, QUESTION, TOOL_OUTPUT
+from .conftest import CHAT_TOOLS, QUESTION, TOOL_OUTPUT
 
-TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": t["name"],
-            "description": t["description"],
-            "parameters": t["input_schema"],
-        },
-    }
-    for t in ANTHROPIC_TOOLS
-]
 USER = {"role": "user", "content": QUESTION}
-
-
-@pytest.fixture
-async def client(emu: Emulator) -> AsyncIterator[openai.AsyncOpenAI]:
-    c = emu.openai_client(max_retries=0)
-    yield c
-    await c.close()
-
-
-@pytest.fixture
-async def azure(emu: Emulator) -> AsyncIterator[openai.AsyncAzureOpenAI]:
-    c = emu.azure_client(max_retries=0)
-    yield c
-    await c.close()
 
 
 async def collect(stream: openai.AsyncStream[Any]) -> dict[str, Any]:
@@ -117,7 +91,7 @@ async def three_turns(
     messages: list[Any] = [{"role": "developer", "content": "Be brief."}, USER]
     turns: list[dict[str, Any]] = []
     for _ in range(3):
-        turn = await ask(client, model, messages, stream=stream, tools=TOOLS, **kw)
+        turn = await ask(client, model, messages, stream=stream, tools=CHAT_TOOLS, **kw)
         turns.append(turn)
         if turn["finish_reason"] != "tool_calls":
             break
@@ -142,9 +116,9 @@ def bad_request(exc: pytest.ExceptionInfo[openai.BadRequestError]) -> dict[str, 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 async def test_openai_three_turn_tool_loop(
-    emu: Emulator, client: openai.AsyncOpenAI, stream: bool
+    emu: Emulator, openai_client: openai.AsyncOpenAI, stream: bool
 ) -> None:
-    turns = await three_turns(client, "o4-mini", stream=stream, reasoning_effort="high")
+    turns = await three_turns(openai_client, "o4-mini", stream=stream, reasoning_effort="high")
     assert [t["finish_reason"] for t in turns] == ["tool_calls", "tool_calls", "stop"]
     assert call_of(turns[0]) == ("get_weather", {"city": "Paris"})
     assert call_of(turns[1]) == ("get_time", {"city": "Paris", "format": "24h"})
@@ -167,21 +141,27 @@ async def test_openai_three_turn_tool_loop(
     assert sent[2].body["messages"][2]["tool_calls"] == turns[0]["message"]["tool_calls"]
 
 
-async def test_openai_ignores_replayed_reasoning_fields(client: openai.AsyncOpenAI) -> None:
-    first = await ask(client, "gpt-5", [USER], stream=False, tools=TOOLS)
+async def test_openai_ignores_replayed_reasoning_fields(openai_client: openai.AsyncOpenAI) -> None:
+    first = await ask(openai_client, "gpt-5", [USER], stream=False, tools=CHAT_TOOLS)
     replay = {**first["message"], "reasoning_content": "made up", "reasoning": "also made up"}
     second = await ask(
-        client, "gpt-5", [USER, replay, *results(first["message"])], stream=False, tools=TOOLS
+        openai_client,
+        "gpt-5",
+        [USER, replay, *results(first["message"])],
+        stream=False,
+        tools=CHAT_TOOLS,
     )
     assert call_of(second)[0] == "get_time"
 
 
-async def test_stream_and_json_agree(client: openai.AsyncOpenAI) -> None:
-    plain = await client.chat.completions.create(model="o3", messages=[USER], tools=TOOLS)
-    chunks = await client.chat.completions.create(
+async def test_stream_and_json_agree(openai_client: openai.AsyncOpenAI) -> None:
+    plain = await openai_client.chat.completions.create(
+        model="o3", messages=[USER], tools=CHAT_TOOLS
+    )
+    chunks = await openai_client.chat.completions.create(
         model="o3",
         messages=[USER],
-        tools=TOOLS,
+        tools=CHAT_TOOLS,
         stream=True,
         stream_options={"include_usage": True},
     )
@@ -199,9 +179,9 @@ async def test_stream_and_json_agree(client: openai.AsyncOpenAI) -> None:
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 async def test_azure_three_turn_tool_loop(
-    emu: Emulator, azure: openai.AsyncAzureOpenAI, stream: bool
+    emu: Emulator, azure_client: openai.AsyncAzureOpenAI, stream: bool
 ) -> None:
-    turns = await three_turns(azure, "my-o4-mini", stream=stream, reasoning_effort="medium")  # type: ignore[arg-type]
+    turns = await three_turns(azure_client, "my-o4-mini", stream=stream, reasoning_effort="medium")  # type: ignore[arg-type]
     assert [t["finish_reason"] for t in turns] == ["tool_calls", "tool_calls", "stop"]
     assert turns[-1]["usage"].completion_tokens_details.reasoning_tokens > 0
     sent = [r for r in emu.requests if r.api == "openai"]
@@ -215,7 +195,7 @@ async def test_azure_deployment_and_ad_token(emu: Emulator) -> None:
     client = emu.azure_client(
         max_retries=0, azure_deployment="prod-o4-mini", azure_ad_token="entra-token"
     )
-    reply = await client.chat.completions.create(model="o4-mini", messages=[USER], tools=TOOLS)
+    reply = await client.chat.completions.create(model="o4-mini", messages=[USER], tools=CHAT_TOOLS)
     await client.close()
     assert reply.choices[0].finish_reason == "tool_calls"
     assert emu.requests[-1].path == "/openai/deployments/prod-o4-mini/chat/completions"
@@ -235,9 +215,9 @@ async def test_azure_v1_route(emu: Emulator) -> None:
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 async def test_deepseek_three_turn_loop_with_reasoning_content(
-    emu: Emulator, client: openai.AsyncOpenAI, stream: bool
+    emu: Emulator, openai_client: openai.AsyncOpenAI, stream: bool
 ) -> None:
-    turns = await three_turns(client, "deepseek-reasoner", stream=stream)
+    turns = await three_turns(openai_client, "deepseek-reasoner", stream=stream)
     assert [t["finish_reason"] for t in turns] == ["tool_calls", "tool_calls", "stop"]
     first = turns[0]["message"]
     assert QUESTION in first["reasoning_content"]
@@ -249,9 +229,9 @@ async def test_deepseek_three_turn_loop_with_reasoning_content(
     assert sent[2]["reasoning_content"] == first["reasoning_content"]
 
 
-async def test_deepseek_reasoning_arrives_before_content(client: openai.AsyncOpenAI) -> None:
-    chunks = await client.chat.completions.create(
-        model="deepseek-reasoner", messages=[USER], tools=TOOLS, stream=True
+async def test_deepseek_reasoning_arrives_before_content(openai_client: openai.AsyncOpenAI) -> None:
+    chunks = await openai_client.chat.completions.create(
+        model="deepseek-reasoner", messages=[USER], tools=CHAT_TOOLS, stream=True
     )
     turn = await collect(chunks)
     kinds = [
@@ -264,15 +244,15 @@ async def test_deepseek_reasoning_arrives_before_content(client: openai.AsyncOpe
 
 
 async def test_deepseek_rejects_a_tool_turn_without_reasoning_content(
-    client: openai.AsyncOpenAI,
+    openai_client: openai.AsyncOpenAI,
 ) -> None:
-    first = await ask(client, "deepseek-reasoner", [USER], stream=False, tools=TOOLS)
+    first = await ask(openai_client, "deepseek-reasoner", [USER], stream=False, tools=CHAT_TOOLS)
     bare = {k: v for k, v in first["message"].items() if k != "reasoning_content"}
     with pytest.raises(openai.BadRequestError) as exc:
-        await client.chat.completions.create(
+        await openai_client.chat.completions.create(
             model="deepseek-reasoner",
             messages=[{"role": "system", "content": "Be brief."}, USER, bare, *results(bare)],
-            tools=TOOLS,
+            tools=CHAT_TOOLS,
         )
     body = bad_request(exc)
     assert body == {
@@ -285,11 +265,11 @@ async def test_deepseek_rejects_a_tool_turn_without_reasoning_content(
     }
 
 
-async def test_deepseek_checks_every_earlier_tool_turn(client: openai.AsyncOpenAI) -> None:
+async def test_deepseek_checks_every_earlier_tool_turn(openai_client: openai.AsyncOpenAI) -> None:
     """DeepSeek's guide: tool-call turns must pass their reasoning_content back in all
     subsequent requests, also after a new user question. An empty string is accepted
     (the real service accepted one in the recording)."""
-    first = await ask(client, "deepseek-v4-flash", [USER], stream=False, tools=TOOLS)
+    first = await ask(openai_client, "deepseek-v4-flash", [USER], stream=False, tools=CHAT_TOOLS)
     done = [USER, first["message"], *results(first["message"])]
     followup = [
         *done,
@@ -298,38 +278,44 @@ async def test_deepseek_checks_every_earlier_tool_turn(client: openai.AsyncOpenA
     ]
     empty = copy.deepcopy(followup)
     empty[1]["reasoning_content"] = ""
-    reply = await ask(client, "deepseek-v4-flash", empty, stream=False, tools=TOOLS)
+    reply = await ask(openai_client, "deepseek-v4-flash", empty, stream=False, tools=CHAT_TOOLS)
     assert reply["finish_reason"] in ("stop", "tool_calls")
     del empty[1]["reasoning_content"]
     with pytest.raises(openai.BadRequestError, match="at message index 1\\."):
-        await ask(client, "deepseek-v4-flash", empty, stream=False, tools=TOOLS)
+        await ask(openai_client, "deepseek-v4-flash", empty, stream=False, tools=CHAT_TOOLS)
 
 
-async def test_deepseek_without_thinking_has_no_rule(client: openai.AsyncOpenAI) -> None:
+async def test_deepseek_without_thinking_has_no_rule(openai_client: openai.AsyncOpenAI) -> None:
     for model, extra in (
         ("deepseek-chat", {}),
         ("deepseek-reasoner", {"thinking": {"type": "disabled"}}),
     ):
-        first = await ask(client, model, [USER], stream=False, tools=TOOLS, extra_body=extra)
+        first = await ask(
+            openai_client, model, [USER], stream=False, tools=CHAT_TOOLS, extra_body=extra
+        )
         assert "reasoning_content" not in first["message"]
         assert first["usage"].completion_tokens_details.reasoning_tokens == 0
         second = await ask(
-            client,
+            openai_client,
             model,
             [USER, first["message"], *results(first["message"])],
             stream=False,
-            tools=TOOLS,
+            tools=CHAT_TOOLS,
             extra_body=extra,
         )
         assert call_of(second)[0] == "get_time"
 
 
 @pytest.mark.parametrize("model", ["qwen3-max", "qwq-32b", "kimi-k2-thinking", "moonshot-v1-8k"])
-async def test_reasoning_content_is_capture_only(client: openai.AsyncOpenAI, model: str) -> None:
-    first = await ask(client, model, [USER], stream=False, tools=TOOLS)
+async def test_reasoning_content_is_capture_only(
+    openai_client: openai.AsyncOpenAI, model: str
+) -> None:
+    first = await ask(openai_client, model, [USER], stream=False, tools=CHAT_TOOLS)
     assert QUESTION in first["message"]["reasoning_content"]
     bare = {k: v for k, v in first["message"].items() if k != "reasoning_content"}
-    second = await ask(client, model, [USER, bare, *results(bare)], stream=False, tools=TOOLS)
+    second = await ask(
+        openai_client, model, [USER, bare, *results(bare)], stream=False, tools=CHAT_TOOLS
+    )
     assert call_of(second)[0] == "get_time"
 
 
@@ -339,9 +325,9 @@ async def test_reasoning_content_is_capture_only(client: openai.AsyncOpenAI, mod
 @pytest.mark.parametrize("model", ["deepseek/deepseek-r1", "qwen3:8b", "gpt-oss:20b"])
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 async def test_reasoning_field_dialect(
-    client: openai.AsyncOpenAI, model: str, stream: bool
+    openai_client: openai.AsyncOpenAI, model: str, stream: bool
 ) -> None:
-    turns = await three_turns(client, model, stream=stream)
+    turns = await three_turns(openai_client, model, stream=stream)
     assert [t["finish_reason"] for t in turns] == ["tool_calls", "tool_calls", "stop"]
     for turn in turns:
         assert "reasoning_content" not in turn["message"]
@@ -350,8 +336,8 @@ async def test_reasoning_field_dialect(
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
-async def test_think_tags_dialect(client: openai.AsyncOpenAI, stream: bool) -> None:
-    turns = await three_turns(client, "MiniMax-M2", stream=stream)
+async def test_think_tags_dialect(openai_client: openai.AsyncOpenAI, stream: bool) -> None:
+    turns = await three_turns(openai_client, "MiniMax-M2", stream=stream)
     assert [t["finish_reason"] for t in turns] == ["tool_calls", "tool_calls", "stop"]
     for turn in turns:
         content = turn["message"]["content"]
@@ -363,9 +349,9 @@ async def test_think_tags_dialect(client: openai.AsyncOpenAI, stream: bool) -> N
     assert "sunny, 21 C" in turns[2]["message"]["content"].partition("</think>")[2]
 
 
-async def test_think_tags_are_split_across_chunks(client: openai.AsyncOpenAI) -> None:
-    chunks = await client.chat.completions.create(
-        model="minimax-m2", messages=[USER], tools=TOOLS, stream=True
+async def test_think_tags_are_split_across_chunks(openai_client: openai.AsyncOpenAI) -> None:
+    chunks = await openai_client.chat.completions.create(
+        model="minimax-m2", messages=[USER], tools=CHAT_TOOLS, stream=True
     )
     pieces = [d.content for d in (await collect(chunks))["deltas"] if d.content]
     assert "<think>" not in pieces
@@ -378,9 +364,9 @@ async def test_think_tags_are_split_across_chunks(client: openai.AsyncOpenAI) ->
 # --- request validation -----------------------------------------------------------------------
 
 
-async def test_unknown_model_is_not_found(client: openai.AsyncOpenAI) -> None:
+async def test_unknown_model_is_not_found(openai_client: openai.AsyncOpenAI) -> None:
     with pytest.raises(openai.NotFoundError) as exc:
-        await client.chat.completions.create(model="llama-unknown", messages=[USER])
+        await openai_client.chat.completions.create(model="llama-unknown", messages=[USER])
     assert exc.value.body == {
         "message": "The model `llama-unknown` does not exist or you do not have access to it.",
         "type": "invalid_request_error",
@@ -422,10 +408,10 @@ async def test_unknown_model_is_not_found(client: openai.AsyncOpenAI) -> None:
     ],
 )
 async def test_reasoning_effort_validation(
-    client: openai.AsyncOpenAI, model: str, effort: str, message: str, code: str
+    openai_client: openai.AsyncOpenAI, model: str, effort: str, message: str, code: str
 ) -> None:
     with pytest.raises(openai.BadRequestError) as exc:
-        await client.chat.completions.create(
+        await openai_client.chat.completions.create(
             model=model,
             messages=[USER],
             reasoning_effort=effort,  # type: ignore[arg-type]
@@ -438,23 +424,23 @@ async def test_reasoning_effort_validation(
     }
 
 
-async def test_effort_none_and_default_efforts(client: openai.AsyncOpenAI) -> None:
-    default_on = await client.chat.completions.create(model="gpt-5", messages=[USER])
+async def test_effort_none_and_default_efforts(openai_client: openai.AsyncOpenAI) -> None:
+    default_on = await openai_client.chat.completions.create(model="gpt-5", messages=[USER])
     assert default_on.usage.completion_tokens_details.reasoning_tokens > 0  # type: ignore[union-attr]
-    default_off = await client.chat.completions.create(model="gpt-5.2", messages=[USER])
+    default_off = await openai_client.chat.completions.create(model="gpt-5.2", messages=[USER])
     assert default_off.usage.completion_tokens_details.reasoning_tokens == 0  # type: ignore[union-attr]
-    asked = await client.chat.completions.create(
+    asked = await openai_client.chat.completions.create(
         model="gpt-5.2", messages=[USER], reasoning_effort="xhigh"
     )
     assert asked.usage.completion_tokens_details.reasoning_tokens > 0  # type: ignore[union-attr]
-    plain = await client.chat.completions.create(model="gpt-4.1", messages=[USER])
+    plain = await openai_client.chat.completions.create(model="gpt-4.1", messages=[USER])
     assert plain.usage.completion_tokens_details.reasoning_tokens == 0  # type: ignore[union-attr]
 
 
-async def test_tools_with_reasoning_effort_on_gpt_5_4(client: openai.AsyncOpenAI) -> None:
+async def test_tools_with_reasoning_effort_on_gpt_5_4(openai_client: openai.AsyncOpenAI) -> None:
     with pytest.raises(openai.BadRequestError) as exc:
-        await client.chat.completions.create(
-            model="gpt-5.4", messages=[USER], tools=TOOLS, reasoning_effort="low"
+        await openai_client.chat.completions.create(
+            model="gpt-5.4", messages=[USER], tools=CHAT_TOOLS, reasoning_effort="low"
         )
     assert bad_request(exc) == {
         "message": "Function tools with reasoning_effort are not supported for gpt-5.4 in "
@@ -463,27 +449,29 @@ async def test_tools_with_reasoning_effort_on_gpt_5_4(client: openai.AsyncOpenAI
         "param": "reasoning_effort",
         "code": None,
     }
-    allowed = await client.chat.completions.create(
-        model="gpt-5.4", messages=[USER], tools=TOOLS, reasoning_effort="none"
+    allowed = await openai_client.chat.completions.create(
+        model="gpt-5.4", messages=[USER], tools=CHAT_TOOLS, reasoning_effort="none"
     )
     assert allowed.choices[0].finish_reason == "tool_calls"
 
 
-async def test_max_tokens_on_a_reasoning_model(client: openai.AsyncOpenAI) -> None:
+async def test_max_tokens_on_a_reasoning_model(openai_client: openai.AsyncOpenAI) -> None:
     with pytest.raises(openai.BadRequestError, match=r"Use 'max_completion_tokens' instead\."):
-        await client.chat.completions.create(model="o4-mini", messages=[USER], max_tokens=100)
-    cut = await client.chat.completions.create(
+        await openai_client.chat.completions.create(
+            model="o4-mini", messages=[USER], max_tokens=100
+        )
+    cut = await openai_client.chat.completions.create(
         model="o4-mini", messages=[USER], max_completion_tokens=20
     )
     assert cut.choices[0].finish_reason == "length"
     assert cut.usage.completion_tokens == 20  # type: ignore[union-attr]
 
 
-async def test_tool_messages_must_answer_tool_calls(client: openai.AsyncOpenAI) -> None:
-    first = await ask(client, "gpt-5", [USER], stream=False, tools=TOOLS)
+async def test_tool_messages_must_answer_tool_calls(openai_client: openai.AsyncOpenAI) -> None:
+    first = await ask(openai_client, "gpt-5", [USER], stream=False, tools=CHAT_TOOLS)
     with pytest.raises(openai.BadRequestError) as exc:
-        await client.chat.completions.create(
-            model="gpt-5", messages=[USER, first["message"], USER], tools=TOOLS
+        await openai_client.chat.completions.create(
+            model="gpt-5", messages=[USER, first["message"], USER], tools=CHAT_TOOLS
         )
     call_id = first["message"]["tool_calls"][0]["id"]
     assert bad_request(exc)["message"] == (
@@ -493,8 +481,8 @@ async def test_tool_messages_must_answer_tool_calls(client: openai.AsyncOpenAI) 
     )
     assert bad_request(exc)["param"] == "messages.[1].role"
     with pytest.raises(openai.BadRequestError) as exc:
-        await client.chat.completions.create(
-            model="gpt-5", messages=[USER, *results(first["message"])], tools=TOOLS
+        await openai_client.chat.completions.create(
+            model="gpt-5", messages=[USER, *results(first["message"])], tools=CHAT_TOOLS
         )
     assert bad_request(exc)["message"] == (
         "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
@@ -502,33 +490,35 @@ async def test_tool_messages_must_answer_tool_calls(client: openai.AsyncOpenAI) 
     )
 
 
-async def test_responses_style_tools_are_refused(client: openai.AsyncOpenAI) -> None:
+async def test_responses_style_tools_are_refused(openai_client: openai.AsyncOpenAI) -> None:
     flat = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]
     with pytest.raises(openai.BadRequestError) as exc:
-        await client.chat.completions.create(model="gpt-5", messages=[USER], tools=flat)  # type: ignore[list-item]
+        await openai_client.chat.completions.create(model="gpt-5", messages=[USER], tools=flat)  # type: ignore[list-item]
     assert bad_request(exc)["message"] == "Missing required parameter: 'tools[0].function'."
 
 
-async def test_parallel_calls_and_tool_choice(client: openai.AsyncOpenAI) -> None:
+async def test_parallel_calls_and_tool_choice(openai_client: openai.AsyncOpenAI) -> None:
     question = {"role": "user", "content": "What's the weather in Paris and London?"}
-    both = await client.chat.completions.create(model="o4-mini", messages=[question], tools=TOOLS)
+    both = await openai_client.chat.completions.create(
+        model="o4-mini", messages=[question], tools=CHAT_TOOLS
+    )
     calls = both.choices[0].message.tool_calls or []
     assert [json.loads(c.function.arguments) for c in calls] == [
         {"city": "Paris"},
         {"city": "London"},
     ]  # type: ignore[union-attr]
-    one = await client.chat.completions.create(
-        model="o4-mini", messages=[question], tools=TOOLS, parallel_tool_calls=False
+    one = await openai_client.chat.completions.create(
+        model="o4-mini", messages=[question], tools=CHAT_TOOLS, parallel_tool_calls=False
     )
     assert len(one.choices[0].message.tool_calls or []) == 1
-    none = await client.chat.completions.create(
-        model="o4-mini", messages=[question], tools=TOOLS, tool_choice="none"
+    none = await openai_client.chat.completions.create(
+        model="o4-mini", messages=[question], tools=CHAT_TOOLS, tool_choice="none"
     )
     assert none.choices[0].finish_reason == "stop"
-    forced = await client.chat.completions.create(
+    forced = await openai_client.chat.completions.create(
         model="o4-mini",
         messages=[question],
-        tools=TOOLS,
+        tools=CHAT_TOOLS,
         tool_choice={"type": "function", "function": {"name": "get_time"}},
     )
     assert forced.choices[0].message.tool_calls[0].function.name == "get_time"  # type: ignore[index,union-attr]
@@ -570,7 +560,7 @@ async def test_missing_credentials(emu: Emulator) -> None:
 
 
 async def test_scripted_reply_is_rendered_in_the_dialect(
-    emu: Emulator, client: openai.AsyncOpenAI
+    emu: Emulator, openai_client: openai.AsyncOpenAI
 ) -> None:
     emu.script(
         "openai",
@@ -582,9 +572,9 @@ async def test_scripted_reply_is_rendered_in_the_dialect(
             )
         ],
     )
-    first = await ask(client, "kimi-k2-thinking", [USER], stream=False, tools=TOOLS)
+    first = await ask(openai_client, "kimi-k2-thinking", [USER], stream=False, tools=CHAT_TOOLS)
     assert first["message"]["reasoning_content"] == "Rome, not Paris."
     assert first["message"]["tool_calls"][0]["id"] == "call_scripted"
     assert call_of(first) == ("get_weather", {"city": "Rome"})
-    again = await ask(client, "kimi-k2-thinking", [USER], stream=False, tools=TOOLS)
+    again = await ask(openai_client, "kimi-k2-thinking", [USER], stream=False, tools=CHAT_TOOLS)
     assert call_of(again) == ("get_weather", {"city": "Paris"})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import openai
@@ -12,19 +11,8 @@ import pytest
 
 from thinkagent.emulator import Emulator, Fault
 
-from .conftest import ANTHROPIC_TOOLS, QUESTION
+from .conftest import CHAT_TOOLS, QUESTION, RESPONSES_TOOLS
 
-CHAT_TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": t["name"],
-            "description": t["description"],
-            "parameters": t["input_schema"],
-        },
-    }
-    for t in ANTHROPIC_TOOLS
-]
 CHAT: dict[str, Any] = {
     "model": "deepseek-reasoner",
     "messages": [{"role": "user", "content": QUESTION}],
@@ -33,26 +21,11 @@ CHAT: dict[str, Any] = {
 RESPONSES: dict[str, Any] = {
     "model": "gpt-5",
     "input": QUESTION,
-    "tools": [
-        {
-            "type": "function",
-            "name": t["name"],
-            "description": t["description"],
-            "parameters": t["input_schema"],
-        }
-        for t in ANTHROPIC_TOOLS
-    ],
+    "tools": RESPONSES_TOOLS,
     "reasoning": {"effort": "medium", "summary": "auto"},
     "include": ["reasoning.encrypted_content"],
     "store": False,
 }
-
-
-@pytest.fixture
-async def client(emu: Emulator) -> AsyncIterator[openai.AsyncOpenAI]:
-    c = emu.openai_client(max_retries=0)
-    yield c
-    await c.close()
 
 
 async def chat_stream(client: openai.AsyncOpenAI, seen: list[Any]) -> None:
@@ -89,11 +62,11 @@ async def test_429_is_retried_by_the_client_then_succeeds(emu: Emulator, api: st
 
 @pytest.mark.parametrize("api", APIS)
 async def test_429_without_retries_is_a_rate_limit_error(
-    emu: Emulator, client: openai.AsyncOpenAI, api: str
+    emu: Emulator, openai_client: openai.AsyncOpenAI, api: str
 ) -> None:
     emu.inject(Fault.rate_limited(retry_after=2))
     with pytest.raises(openai.RateLimitError) as exc:
-        await call(client, api)
+        await call(openai_client, api)
     assert exc.value.code == "rate_limit_exceeded"
     assert exc.value.type == "requests"
     assert exc.value.response.headers["retry-after"] == "2"
@@ -127,7 +100,7 @@ async def test_azure_429_has_the_azure_body(emu: Emulator) -> None:
 )
 async def test_server_errors(
     emu: Emulator,
-    client: openai.AsyncOpenAI,
+    openai_client: openai.AsyncOpenAI,
     api: str,
     status: int,
     seen_status: int,
@@ -135,16 +108,16 @@ async def test_server_errors(
 ) -> None:
     emu.inject(Fault.http(status))
     with pytest.raises(openai.InternalServerError) as exc:
-        await call(client, api)
+        await call(openai_client, api)
     assert exc.value.status_code == seen_status
     assert exc.value.type == "server_error"
     assert exc.value.message == f"Error code: {seen_status} - {message}"
 
 
-async def test_custom_error_message(emu: Emulator, client: openai.AsyncOpenAI) -> None:
+async def test_custom_error_message(emu: Emulator, openai_client: openai.AsyncOpenAI) -> None:
     emu.inject(Fault.http(400, "bad luck"))
     with pytest.raises(openai.BadRequestError) as exc:
-        await call(client, "openai")
+        await call(openai_client, "openai")
     assert exc.value.body == {
         "message": "bad luck",
         "type": "invalid_request_error",
@@ -153,11 +126,13 @@ async def test_custom_error_message(emu: Emulator, client: openai.AsyncOpenAI) -
     }
 
 
-async def test_chat_error_chunk_mid_stream(emu: Emulator, client: openai.AsyncOpenAI) -> None:
+async def test_chat_error_chunk_mid_stream(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
     emu.inject(Fault.stream_error(429))
     seen: list[Any] = []
     with pytest.raises(openai.APIError) as exc:
-        await chat_stream(client, seen)
+        await chat_stream(openai_client, seen)
     assert not isinstance(exc.value, openai.APIStatusError)  # the HTTP status was 200
     assert exc.value.code == "rate_limit_exceeded"
     assert exc.value.message.startswith("Rate limit reached")
@@ -165,34 +140,36 @@ async def test_chat_error_chunk_mid_stream(emu: Emulator, client: openai.AsyncOp
     assert all((c.choices[0].delta.model_extra or {}).get("reasoning_content") for c in seen)
 
 
-async def test_responses_error_event_mid_stream(emu: Emulator, client: openai.AsyncOpenAI) -> None:
+async def test_responses_error_event_mid_stream(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
     emu.inject(Fault.stream_error(500))
     seen: list[Any] = []
     with pytest.raises(openai.APIError) as exc:
-        await responses_stream(client, seen)
+        await responses_stream(openai_client, seen)
     assert not isinstance(exc.value, openai.APIStatusError)
     assert exc.value.type == "server_error"
     assert [e.type for e in seen][:2] == ["response.created", "response.in_progress"]
     emu.inject(Fault.stream_error(500))
     with pytest.raises(openai.APIError):
-        async with client.responses.stream(**RESPONSES) as stream:
+        async with openai_client.responses.stream(**RESPONSES) as stream:
             await stream.get_final_response()
 
 
 @pytest.mark.parametrize("api", APIS)
 async def test_stream_error_on_a_json_body_is_an_http_error(
-    emu: Emulator, client: openai.AsyncOpenAI, api: str
+    emu: Emulator, openai_client: openai.AsyncOpenAI, api: str
 ) -> None:
     emu.inject(Fault.stream_error(500))
     with pytest.raises(openai.InternalServerError):
-        await call(client, api)
+        await call(openai_client, api)
 
 
-async def test_chat_cut_mid_reasoning(emu: Emulator, client: openai.AsyncOpenAI) -> None:
+async def test_chat_cut_mid_reasoning(emu: Emulator, openai_client: openai.AsyncOpenAI) -> None:
     emu.inject(Fault.cut())
     seen: list[Any] = []
     with pytest.raises(openai.APIConnectionError):  # the SDK wraps the transport error
-        await chat_stream(client, seen)
+        await chat_stream(openai_client, seen)
     assert seen
     deltas = [c.choices[0].delta for c in seen]
     assert all((d.model_extra or {}).get("reasoning_content") for d in deltas)
@@ -200,26 +177,26 @@ async def test_chat_cut_mid_reasoning(emu: Emulator, client: openai.AsyncOpenAI)
 
 
 async def test_responses_cut_before_the_encrypted_content(
-    emu: Emulator, client: openai.AsyncOpenAI
+    emu: Emulator, openai_client: openai.AsyncOpenAI
 ) -> None:
     emu.inject(Fault.cut())
     seen: list[Any] = []
     with pytest.raises(openai.APIConnectionError):
-        await responses_stream(client, seen)
+        await responses_stream(openai_client, seen)
     kinds = [e.type for e in seen]
     assert "response.reasoning_summary_text.delta" in kinds
     assert "response.output_item.done" not in kinds
     emu.inject(Fault.cut())
     with pytest.raises(openai.APIConnectionError):
-        async with client.responses.stream(**RESPONSES) as stream:
+        async with openai_client.responses.stream(**RESPONSES) as stream:
             await stream.get_final_response()
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_cut_json_body(emu: Emulator, client: openai.AsyncOpenAI, api: str) -> None:
+async def test_cut_json_body(emu: Emulator, openai_client: openai.AsyncOpenAI, api: str) -> None:
     emu.inject(Fault.cut())
     with pytest.raises(openai.APIConnectionError):
-        await call(client, api)
+        await call(openai_client, api)
     emu.inject(Fault.cut())
     retrying = emu.openai_client()  # default retries: the cut is retried
     assert (await call(retrying, api)).id
@@ -227,23 +204,23 @@ async def test_cut_json_body(emu: Emulator, client: openai.AsyncOpenAI, api: str
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_malformed_bodies(emu: Emulator, client: openai.AsyncOpenAI, api: str) -> None:
+async def test_malformed_bodies(emu: Emulator, openai_client: openai.AsyncOpenAI, api: str) -> None:
     emu.inject(Fault.malformed())
     with pytest.raises(json.JSONDecodeError):  # the SDK lets the JSON decoder's error through
-        await call(client, api)
+        await call(openai_client, api)
     emu.inject(Fault.malformed(after=3))
     with pytest.raises(json.JSONDecodeError):
-        await (chat_stream if api == "openai" else responses_stream)(client, [])
+        await (chat_stream if api == "openai" else responses_stream)(openai_client, [])
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_delay_per_chunk(emu: Emulator, client: openai.AsyncOpenAI, api: str) -> None:
+async def test_delay_per_chunk(emu: Emulator, openai_client: openai.AsyncOpenAI, api: str) -> None:
     emu.inject(Fault.slow(0.01))
     stamps: list[float] = []
     stream = (
-        await client.chat.completions.create(stream=True, **CHAT)
+        await openai_client.chat.completions.create(stream=True, **CHAT)
         if api == "openai"
-        else await client.responses.create(stream=True, **RESPONSES)
+        else await openai_client.responses.create(stream=True, **RESPONSES)
     )
     async for _ in stream:
         stamps.append(time.monotonic())
@@ -251,13 +228,13 @@ async def test_delay_per_chunk(emu: Emulator, client: openai.AsyncOpenAI, api: s
     assert stamps[-1] - stamps[0] >= 0.008 * (len(stamps) - 1)
     emu.inject(Fault.slow(0.05))
     started = time.monotonic()
-    await call(client, api)
+    await call(openai_client, api)
     assert time.monotonic() - started >= 0.05
 
 
-async def test_faults_are_queued_per_api(emu: Emulator, client: openai.AsyncOpenAI) -> None:
+async def test_faults_are_queued_per_api(emu: Emulator, openai_client: openai.AsyncOpenAI) -> None:
     emu.inject(Fault.http(500, api="openai-responses"))
-    assert (await call(client, "openai")).id
+    assert (await call(openai_client, "openai")).id
     with pytest.raises(openai.InternalServerError):
-        await call(client, "openai-responses")
+        await call(openai_client, "openai-responses")
     assert emu.pending_faults == []

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import openai
@@ -15,39 +14,16 @@ from thinkagent.emulator import Emulator, Reply
 from thinkagent.emulator.signing import Signer
 from thinkagent.emulator.wire.openai_responses import open_reasoning, seal_reasoning
 
-from .conftest import ANTHROPIC_TOOLS, QUESTION, TOOL_OUTPUT
+from .conftest import QUESTION, RESPONSES_TOOLS, TOOL_OUTPUT
 
-TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "name": t["name"],
-        "description": t["description"],
-        "parameters": t["input_schema"],
-    }
-    for t in ANTHROPIC_TOOLS
-]
 USER = {"role": "user", "content": QUESTION}
 KW: dict[str, Any] = {
     "model": "gpt-5",
-    "tools": TOOLS,
+    "tools": RESPONSES_TOOLS,
     "reasoning": {"effort": "low", "summary": "auto"},
     "include": ["reasoning.encrypted_content"],
     "store": False,
 }
-
-
-@pytest.fixture
-async def client(emu: Emulator) -> AsyncIterator[openai.AsyncOpenAI]:
-    c = emu.openai_client(max_retries=0)
-    yield c
-    await c.close()
-
-
-@pytest.fixture
-async def azure(emu: Emulator) -> AsyncIterator[openai.AsyncAzureOpenAI]:
-    c = emu.azure_client(max_retries=0)
-    yield c
-    await c.close()
 
 
 async def create(
@@ -87,10 +63,10 @@ def error_of(exc: pytest.ExceptionInfo[Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("mode", ["json", "sse", "helper"])
 async def test_three_turn_tool_loop_with_encrypted_reasoning(
-    emu: Emulator, client: openai.AsyncOpenAI, mode: str
+    emu: Emulator, openai_client: openai.AsyncOpenAI, mode: str
 ) -> None:
     items: list[Any] = [USER]
-    first = await create(client, items, mode)
+    first = await create(openai_client, items, mode)
     assert first.status == "completed"
     assert [i.type for i in first.output] == ["reasoning", "function_call"]
     reasoning, call = first.output
@@ -105,13 +81,13 @@ async def test_three_turn_tool_loop_with_encrypted_reasoning(
     assert first.usage.output_tokens_details.reasoning_tokens > 0
 
     items += [*replayable(first), *outputs(first)]
-    second = await create(client, items, mode)
+    second = await create(openai_client, items, mode)
     assert [i.type for i in second.output] == ["reasoning", "function_call"]
     assert "sunny, 21 C" in second.output[0].summary[0].text
     assert json.loads(second.output[1].arguments) == {"city": "Paris", "format": "24h"}
 
     items += [*replayable(second), *outputs(second)]
-    third = await create(client, items, mode)
+    third = await create(openai_client, items, mode)
     assert [i.type for i in third.output] == ["reasoning", "message"]
     answer = third.output[1]
     assert answer.role == "assistant"
@@ -124,8 +100,10 @@ async def test_three_turn_tool_loop_with_encrypted_reasoning(
     assert sent[2].body["input"][1]["encrypted_content"] == reasoning.encrypted_content
 
 
-async def test_stream_events(client: openai.AsyncOpenAI) -> None:
-    events = [e async for e in await client.responses.create(input=[USER], stream=True, **KW)]
+async def test_stream_events(openai_client: openai.AsyncOpenAI) -> None:
+    events = [
+        e async for e in await openai_client.responses.create(input=[USER], stream=True, **KW)
+    ]
     kinds = [e.type for e in events]
     assert kinds[:4] == [
         "response.created",
@@ -148,14 +126,14 @@ async def test_stream_events(client: openai.AsyncOpenAI) -> None:
     assert json.loads(arguments) == {"city": "Paris"}
     assert kinds.index("response.function_call_arguments.done") < len(kinds) - 2
     final = events[-1].response
-    plain = await client.responses.create(input=[USER], **KW)
+    plain = await openai_client.responses.create(input=[USER], **KW)
     assert final.id == plain.id
     assert replayable(final) == replayable(plain)
 
 
-async def test_answer_stream_events(client: openai.AsyncOpenAI) -> None:
+async def test_answer_stream_events(openai_client: openai.AsyncOpenAI) -> None:
     hello = [{"role": "user", "content": "Hello!"}]
-    async with client.responses.stream(input=hello, **{**KW, "tools": []}) as s:
+    async with openai_client.responses.stream(input=hello, **{**KW, "tools": []}) as s:
         kinds = [e.type async for e in s]
         final = await s.get_final_response()
     assert "response.content_part.added" in kinds
@@ -164,12 +142,12 @@ async def test_answer_stream_events(client: openai.AsyncOpenAI) -> None:
     assert final.output_text.startswith("You asked")
 
 
-async def test_orphaned_reasoning_item(client: openai.AsyncOpenAI) -> None:
-    first = await create(client, [USER])
+async def test_orphaned_reasoning_item(openai_client: openai.AsyncOpenAI) -> None:
+    first = await create(openai_client, [USER])
     reasoning = replayable(first)[0]
     for items in ([USER, reasoning, *outputs(first)], [USER, reasoning]):
         with pytest.raises(openai.BadRequestError) as exc:
-            await create(client, items)
+            await create(openai_client, items)
         assert error_of(exc) == {
             "message": f"Item '{reasoning['id']}' of type 'reasoning' was provided without its "
             "required following item.",
@@ -180,8 +158,8 @@ async def test_orphaned_reasoning_item(client: openai.AsyncOpenAI) -> None:
 
 
 @pytest.mark.parametrize("where", ["middle", "id"])
-async def test_tampered_encrypted_content(client: openai.AsyncOpenAI, where: str) -> None:
-    first = await create(client, [USER])
+async def test_tampered_encrypted_content(openai_client: openai.AsyncOpenAI, where: str) -> None:
+    first = await create(openai_client, [USER])
     items = replayable(first)
     token = items[0]["encrypted_content"]
     if where == "middle":
@@ -192,7 +170,7 @@ async def test_tampered_encrypted_content(client: openai.AsyncOpenAI, where: str
     else:  # the content of another item
         items[0]["id"] = "rs_" + "0" * 48
     with pytest.raises(openai.BadRequestError) as exc:
-        await create(client, [USER, *items, *outputs(first)])
+        await create(openai_client, [USER, *items, *outputs(first)])
     assert error_of(exc) == {
         "message": f"The encrypted content for item {items[0]['id']} could not be verified. "
         "Reason: Encrypted content could not be decrypted or parsed.",
@@ -203,19 +181,19 @@ async def test_tampered_encrypted_content(client: openai.AsyncOpenAI, where: str
 
 
 async def test_encrypted_content_is_bound_to_its_scope(
-    emu: Emulator, client: openai.AsyncOpenAI, azure: openai.AsyncAzureOpenAI
+    emu: Emulator, openai_client: openai.AsyncOpenAI, azure_client: openai.AsyncAzureOpenAI
 ) -> None:
-    from_azure = await create(azure, [USER])  # type: ignore[arg-type]
+    from_azure = await create(azure_client, [USER])  # type: ignore[arg-type]
     assert emu.requests[-1].path == "/openai/responses"
     assert emu.requests[-1].query == {"api-version": "2025-04-01-preview"}
     items = [USER, *replayable(from_azure), *outputs(from_azure)]
-    assert (await create(azure, items)).status == "completed"  # type: ignore[arg-type]
+    assert (await create(azure_client, items)).status == "completed"  # type: ignore[arg-type]
     with pytest.raises(openai.BadRequestError) as exc:
-        await create(client, items)
+        await create(openai_client, items)
     assert error_of(exc)["code"] == "invalid_encrypted_content"
-    from_openai = await create(client, [USER])
+    from_openai = await create(openai_client, [USER])
     with pytest.raises(openai.BadRequestError) as exc:
-        await create(azure, [USER, *replayable(from_openai), *outputs(from_openai)])  # type: ignore[arg-type]
+        await create(azure_client, [USER, *replayable(from_openai), *outputs(from_openai)])  # type: ignore[arg-type]
     assert error_of(exc)["code"] == "invalid_encrypted_content"
 
 
@@ -232,16 +210,18 @@ async def test_azure_v1_route_and_scope(emu: Emulator) -> None:
     await plain.close()
 
 
-async def test_stored_items_replay_by_id(client: openai.AsyncOpenAI) -> None:
-    first = await create(client, [USER], store=True, include=[])
+async def test_stored_items_replay_by_id(openai_client: openai.AsyncOpenAI) -> None:
+    first = await create(openai_client, [USER], store=True, include=[])
     items = replayable(first)
     assert "encrypted_content" not in items[0]
-    second = await create(client, [USER, *items, *outputs(first)], store=True, include=[])
+    second = await create(openai_client, [USER, *items, *outputs(first)], store=True, include=[])
     assert json.loads(second.output[1].arguments) == {"city": "Paris", "format": "24h"}
-    unstored = await create(client, [USER, {"role": "user", "content": "Twice."}], include=[])
+    unstored = await create(
+        openai_client, [USER, {"role": "user", "content": "Twice."}], include=[]
+    )
     forgotten = replayable(unstored)
     with pytest.raises(openai.NotFoundError) as exc:
-        await create(client, [USER, *forgotten, *outputs(unstored)], include=[])
+        await create(openai_client, [USER, *forgotten, *outputs(unstored)], include=[])
     assert error_of(exc)["message"] == (
         f"Item with id '{forgotten[0]['id']}' not found. Items are not persisted when `store` is set "
         "to false. Try again with `store` set to true, or remove this item from your input."
@@ -249,17 +229,17 @@ async def test_stored_items_replay_by_id(client: openai.AsyncOpenAI) -> None:
     unknown = copy.deepcopy(items)
     unknown[0]["id"] = "rs_" + "1" * 48
     with pytest.raises(openai.NotFoundError) as exc:
-        await create(client, [USER, *unknown, *outputs(first)], store=True, include=[])
+        await create(openai_client, [USER, *unknown, *outputs(first)], store=True, include=[])
     assert error_of(exc)["message"] == f"Item with id '{unknown[0]['id']}' not found."
 
 
-async def test_function_call_rules(client: openai.AsyncOpenAI) -> None:
-    first = await create(client, [USER])
+async def test_function_call_rules(openai_client: openai.AsyncOpenAI) -> None:
+    first = await create(openai_client, [USER])
     items = replayable(first)
     call_id = items[1]["call_id"]
     stray = {"type": "function_call_output", "call_id": "call_nothing", "output": "x"}
     with pytest.raises(openai.BadRequestError) as exc:
-        await create(client, [USER, *items, *outputs(first), stray])
+        await create(openai_client, [USER, *items, *outputs(first), stray])
     assert error_of(exc) == {
         "message": "No tool call found for function call output with call_id call_nothing.",
         "type": "invalid_request_error",
@@ -267,61 +247,65 @@ async def test_function_call_rules(client: openai.AsyncOpenAI) -> None:
         "code": None,
     }
     with pytest.raises(openai.BadRequestError) as exc:
-        await create(client, [USER, *items])
+        await create(openai_client, [USER, *items])
     assert error_of(exc)["message"] == f"No tool output found for function call {call_id}."
 
 
-async def test_orphan_rule_comes_before_the_missing_call_rule(client: openai.AsyncOpenAI) -> None:
-    first = await create(client, [USER])
+async def test_orphan_rule_comes_before_the_missing_call_rule(
+    openai_client: openai.AsyncOpenAI,
+) -> None:
+    first = await create(openai_client, [USER])
     reasoning = replayable(first)[0]
     with pytest.raises(openai.BadRequestError, match="following item"):
-        await create(client, [USER, reasoning, *outputs(first)])
+        await create(openai_client, [USER, reasoning, *outputs(first)])
 
 
-async def test_summary_include_and_effort(client: openai.AsyncOpenAI) -> None:
-    bare = await create(client, [USER], reasoning={"effort": "medium"}, include=[])
+async def test_summary_include_and_effort(openai_client: openai.AsyncOpenAI) -> None:
+    bare = await create(openai_client, [USER], reasoning={"effort": "medium"}, include=[])
     assert bare.output[0].type == "reasoning"
     assert bare.output[0].summary == []
     assert bare.output[0].encrypted_content is None
     for mode in ("concise", "detailed"):
-        summarized = await create(client, [USER], reasoning={"summary": mode})
+        summarized = await create(openai_client, [USER], reasoning={"summary": mode})
         assert summarized.output[0].summary
         assert summarized.reasoning.summary == mode
-    none = await create(client, [USER], model="gpt-5.1", reasoning=None)
+    none = await create(openai_client, [USER], model="gpt-5.1", reasoning=None)
     assert [i.type for i in none.output] == ["function_call"]  # gpt-5.1 defaults to no reasoning
     assert none.usage.output_tokens_details.reasoning_tokens == 0
     with pytest.raises(openai.BadRequestError) as exc:
-        await create(client, [USER], reasoning={"summary": "verbose"})
+        await create(openai_client, [USER], reasoning={"summary": "verbose"})
     assert error_of(exc)["message"] == (
         "Invalid value: 'verbose'. Supported values are: 'concise', 'detailed', and 'auto'."
     )
     with pytest.raises(openai.BadRequestError) as exc:
-        await create(client, [USER], reasoning={"effort": "none"})
+        await create(openai_client, [USER], reasoning={"effort": "none"})
     assert error_of(exc)["param"] == "reasoning.effort"
     with pytest.raises(openai.BadRequestError) as exc:
-        await create(client, [USER], model="gpt-4o")
+        await create(openai_client, [USER], model="gpt-4o")
     assert error_of(exc)["message"] == (
         "Unsupported parameter: 'reasoning.effort' is not supported with this model."
     )
-    plain = await create(client, [USER], model="gpt-4.1", reasoning=None, include=[])
+    plain = await create(openai_client, [USER], model="gpt-4.1", reasoning=None, include=[])
     assert [i.type for i in plain.output] == ["function_call"]
 
 
-async def test_request_validation(client: openai.AsyncOpenAI) -> None:
+async def test_request_validation(openai_client: openai.AsyncOpenAI) -> None:
     with pytest.raises(openai.NotFoundError) as exc:
-        await create(client, [USER], model="deepseek-reasoner")
+        await create(openai_client, [USER], model="deepseek-reasoner")
     assert error_of(exc)["code"] == "model_not_found"
-    nested = [{"type": "function", "function": TOOLS[0]}]
+    nested = [{"type": "function", "function": RESPONSES_TOOLS[0]}]
     with pytest.raises(openai.BadRequestError) as exc:
-        await create(client, [USER], tools=nested)
+        await create(openai_client, [USER], tools=nested)
     assert error_of(exc)["message"] == "Missing required parameter: 'tools[0].name'."
     with pytest.raises(openai.NotFoundError) as exc:
-        await create(client, [USER], previous_response_id="resp_123")
+        await create(openai_client, [USER], previous_response_id="resp_123")
     assert error_of(exc)["message"] == "Previous response with id 'resp_123' not found."
 
 
-async def test_string_input_instructions_and_parallel_calls(client: openai.AsyncOpenAI) -> None:
-    response = await client.responses.create(
+async def test_string_input_instructions_and_parallel_calls(
+    openai_client: openai.AsyncOpenAI,
+) -> None:
+    response = await openai_client.responses.create(
         input="What's the weather in Paris and London?",
         instructions="Be brief.",
         **KW,
@@ -339,24 +323,28 @@ async def test_string_input_instructions_and_parallel_calls(client: openai.Async
         *replayable(response),
         *[{"type": "function_call_output", "call_id": c.call_id, "output": "mild"} for c in calls],
     ]
-    answer = await create(client, items)
+    answer = await create(openai_client, items)
     assert answer.output[-1].type == "message"
 
 
-async def test_max_output_tokens_makes_an_incomplete_response(client: openai.AsyncOpenAI) -> None:
-    response = await create(client, [{"role": "user", "content": "Hello!"}], max_output_tokens=30)
+async def test_max_output_tokens_makes_an_incomplete_response(
+    openai_client: openai.AsyncOpenAI,
+) -> None:
+    response = await create(
+        openai_client, [{"role": "user", "content": "Hello!"}], max_output_tokens=30
+    )
     assert response.status == "incomplete"
     assert response.incomplete_details.reason == "max_output_tokens"
     assert response.usage.output_tokens == 30
 
 
-async def test_scripted_reply(emu: Emulator, client: openai.AsyncOpenAI) -> None:
+async def test_scripted_reply(emu: Emulator, openai_client: openai.AsyncOpenAI) -> None:
     emu.script("openai-responses", [Reply(thinking="Short thought.", text="Scripted answer.")])
-    response = await create(client, [USER])
+    response = await create(openai_client, [USER])
     assert response.output_text == "Scripted answer."
     assert response.output[0].summary[0].text.endswith("Short thought.")
     follow = [USER, *replayable(response), {"role": "user", "content": "And tomorrow?"}]
-    assert (await create(client, follow)).status == "completed"
+    assert (await create(openai_client, follow)).status == "completed"
 
 
 def test_encrypted_content_codec() -> None:

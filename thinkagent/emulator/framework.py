@@ -17,7 +17,8 @@ every handler so that, for every wire API alike:
 6. the reply is sent: a :class:`JsonReply` as one body, a :class:`StreamReply` as its
    pre-encoded events (batched into one write unless a per-chunk delay is set), with the
    pending stream fault applied (cut connection, in-stream error via
-   :meth:`WireAPI.stream_error`, malformed event via :meth:`WireAPI.malformed_event`).
+   :meth:`WireAPI.stream_error`, malformed event via :meth:`WireAPI.malformed_event`);
+   a delayed response stops as soon as the client disconnects.
 
 Replies with a status >= 400 are sent as they are (faults do not apply to them).
 """
@@ -226,15 +227,35 @@ class _ChunkResponse(Response):
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
         if self._delay > 0:
-            for chunk in self._chunks:
-                await asyncio.sleep(self._delay)
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            if not await self._send_slowly(receive, send):
+                return  # the client went away: uvicorn expects no more of this response
         elif self._chunks:
             await send(
                 {"type": "http.response.body", "body": b"".join(self._chunks), "more_body": True}
             )
         if self._complete:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _send_slowly(self, receive: Receive, send: Send) -> bool:
+        """Send each chunk after the delay; ``False`` as soon as the client disconnects
+        (uvicorn ignores sends to a closed connection, so without watching ``receive``
+        a slowed stream would sleep on to its end and hold up the server's shutdown)."""
+        gone = asyncio.ensure_future(_disconnect(receive))
+        try:
+            for chunk in self._chunks:
+                await asyncio.wait((gone,), timeout=self._delay)
+                if gone.done():
+                    return False
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        finally:
+            gone.cancel()
+        return True
+
+
+async def _disconnect(receive: Receive) -> None:
+    """Return when the ASGI server reports ``http.disconnect`` (the body is already read)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def _json_response(reply: JsonReply) -> Response:

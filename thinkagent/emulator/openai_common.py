@@ -5,7 +5,7 @@ error bodies (OpenAI's and Azure's), the model families and their reasoning dial
 Error bodies are OpenAI's ``{"error": {"message", "type", "param", "code"}}``; Azure
 answers its own 401 and 429 as ``{"error": {"code", "message"}}`` and passes the model's
 errors through in OpenAI's shape. Which flavour a request has is known once
-:func:`authenticate` has seen its path; it is kept in a context variable for the rest of
+:meth:`OpenAIWire.authenticate` has seen its path; it is kept in a context variable for the rest of
 that request (each request runs in its own task), so that framework-level errors (HTTP
 faults, invalid JSON) and stream faults use the right flavour without a request at hand.
 """
@@ -19,9 +19,9 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from .framework import JsonReply, WireRequest, request_id, retry_headers
+from .framework import JsonReply, WireAPI, WireRequest, request_id, retry_headers
 from .model import ToolSpec
 from .values import as_list, as_mapping, mapping_or_none
 
@@ -30,8 +30,8 @@ __all__ = [
     "Dialect",
     "OpenAIError",
     "OpenAIModel",
+    "OpenAIWire",
     "RequestContext",
-    "authenticate",
     "brain_effort",
     "check_effort",
     "context",
@@ -40,11 +40,13 @@ __all__ = [
     "error_reply",
     "hex_id",
     "invalid_value",
+    "missing_parameter",
     "model_not_found",
     "openai_model",
     "parse_arguments",
     "stream_error_payload",
     "text_of",
+    "tool_choice",
     "tool_spec",
     "uuid_id",
 ]
@@ -209,33 +211,46 @@ def stream_error_payload(status: int, message: str | None) -> dict[str, Any]:
     return {"message": message or default, "type": kind, "param": None, "code": code}
 
 
-def authenticate(request: WireRequest, *, operation: str) -> JsonReply | None:
-    """Record the request's flavour (Azure for ``/openai/...`` paths) and refuse it
-    without credentials: OpenAI wants ``Authorization: Bearer``, Azure an ``api-key``
-    header or an Entra ID bearer token. Azure's dated routes also need ``api-version``."""
-    azure = request.path.startswith("/openai/")
-    ctx = RequestContext(
-        azure=azure, operation=operation, api_version=request.query.get("api-version", "")
-    )
-    _CONTEXT.set(ctx)
-    authorization = request.headers.get("authorization", "")
-    if azure:
-        if not request.headers.get("api-key") and not authorization.lower().startswith("bearer "):
-            return error_reply(401, seq=request.seq)
-        if not request.path.startswith("/openai/v1/") and not ctx.api_version:
+class OpenAIWire(WireAPI):
+    """What both OpenAI wires share: credentials and error bodies, OpenAI's or Azure's."""
+
+    #: The Azure operation named in Azure's 429 text (``ChatCompletions_Create``).
+    operation: ClassVar[str]
+
+    def authenticate(self, request: WireRequest) -> JsonReply | None:
+        """Record the request's flavour (Azure for ``/openai/...`` paths) and refuse it
+        without credentials: OpenAI wants ``Authorization: Bearer``, Azure an ``api-key``
+        header or an Entra ID bearer token. Azure's dated routes also need ``api-version``."""
+        azure = request.path.startswith("/openai/")
+        ctx = RequestContext(
+            azure=azure, operation=self.operation, api_version=request.query.get("api-version", "")
+        )
+        _CONTEXT.set(ctx)
+        authorization = request.headers.get("authorization", "")
+        if azure:
+            if not request.headers.get("api-key") and not authorization.lower().startswith(
+                "bearer "
+            ):
+                return error_reply(401, seq=request.seq)
+            if not request.path.startswith("/openai/v1/") and not ctx.api_version:
+                return JsonReply(
+                    {"error": {"code": "404", "message": "Resource not found"}},
+                    404,
+                    {"x-request-id": request_id("req_", request.seq)},
+                )
+            return None
+        if not authorization.lower().startswith("bearer ") or not authorization[7:].strip():
             return JsonReply(
-                {"error": {"code": "404", "message": "Resource not found"}},
-                404,
+                error_body(_MISSING_KEY, "invalid_request_error"),
+                401,
                 {"x-request-id": request_id("req_", request.seq)},
             )
         return None
-    if not authorization.lower().startswith("bearer ") or not authorization[7:].strip():
-        return JsonReply(
-            error_body(_MISSING_KEY, "invalid_request_error"),
-            401,
-            {"x-request-id": request_id("req_", request.seq)},
-        )
-    return None
+
+    def error(
+        self, status: int, message: str | None = None, *, retry_after: float | None = None
+    ) -> JsonReply:
+        return error_reply(status, message, retry_after=retry_after, seq=self.state.next_seq())
 
 
 def _uuid(seed: str) -> str:
@@ -344,6 +359,16 @@ def invalid_value(value: Any, supported: Sequence[str], param: str) -> OpenAIErr
     )
 
 
+def missing_parameter(param: str) -> OpenAIError:
+    """OpenAI's 400 for a required parameter that is absent."""
+    return OpenAIError(
+        400,
+        f"Missing required parameter: '{param}'.",
+        param=param,
+        code="missing_required_parameter",
+    )
+
+
 def check_effort(model: OpenAIModel, effort: Any, param: str) -> str | None:
     """Validate a ``reasoning_effort`` (Chat) or ``reasoning.effort`` (Responses) value
     and return the effective effort (``None`` when the model does not reason)."""
@@ -406,6 +431,28 @@ def parse_arguments(raw: Any) -> Mapping[str, Any]:
             return {}
         return as_mapping(parsed)
     return {}
+
+
+def tool_choice(
+    raw: Any, *, nested: bool
+) -> tuple[Literal["auto", "any", "tool", "none"], str | None]:
+    """The brain's (tool choice, tool name) for a ``tool_choice``: ``auto``, ``none``,
+    ``required`` or a function (Chat nests its name in ``function``: ``nested``)."""
+    if raw is None or raw == "auto":
+        return "auto", None
+    if raw == "none":
+        return "none", None
+    if raw == "required":
+        return "any", None
+    choice = mapping_or_none(raw)
+    if choice is not None and choice.get("type") == "function":
+        name = (as_mapping(choice.get("function")) if nested else choice).get("name")
+        if isinstance(name, str):
+            return "tool", name
+        raise missing_parameter("tool_choice.function.name" if nested else "tool_choice.name")
+    if isinstance(raw, str):
+        raise invalid_value(raw, ("none", "auto", "required"), "tool_choice")
+    return "auto", None
 
 
 def tool_spec(name: Any, description: Any, parameters: Any) -> ToolSpec:

@@ -36,6 +36,7 @@ __all__ = [
     "Signer",
     "b64decode",
     "b64encode",
+    "expand",
 ]
 
 #: The fixed default secret: proofs stay valid across emulator instances in one test
@@ -53,19 +54,22 @@ _MAC = 32
 _MIN_SIZE = 2 + 1 + _DIGEST + _MAC
 
 
-def b64encode(data: bytes) -> str:
-    """Standard base64 with padding."""
-    return base64.b64encode(data).decode("ascii")
+def b64encode(data: bytes, *, urlsafe: bool = False) -> str:
+    """Standard (or URL-safe) base64 with padding."""
+    return (base64.urlsafe_b64encode if urlsafe else base64.b64encode)(data).decode("ascii")
 
 
-def b64decode(text: str) -> bytes | None:
-    """Strict standard base64 decode; ``None`` if ``text`` is not canonical base64."""
+def b64decode(text: str, *, urlsafe: bool = False) -> bytes | None:
+    """Strict standard (or URL-safe) base64 decode; ``None`` if ``text`` is not canonical
+    base64 of that alphabet."""
     try:
-        raw = base64.b64decode(text.encode("ascii"), validate=True)
+        raw = base64.b64decode(
+            text.encode("ascii"), altchars=b"-_" if urlsafe else None, validate=True
+        )
     except (binascii.Error, UnicodeEncodeError, ValueError):
         return None
     # Reject non-canonical encodings (changed padding bits decode to the same bytes).
-    return raw if base64.b64encode(raw).decode("ascii") == text else None
+    return raw if b64encode(raw, urlsafe=urlsafe) == text else None
 
 
 def _varint(n: int) -> bytes:
@@ -93,7 +97,8 @@ def _read_varint(data: bytes, pos: int) -> tuple[int, int] | None:
     return None
 
 
-def _expand(seed: bytes, n: int) -> bytes:
+def expand(seed: bytes, n: int) -> bytes:
+    """``n`` bytes derived from ``seed`` (SHA-256 in counter mode): seal padding, key streams."""
     out = bytearray()
     counter = 0
     while len(out) < n:
@@ -114,7 +119,7 @@ class Signer:
 
     def _build(self, scope: str, kind: str, digest: bytes, pad: int) -> bytes:
         mac = self._mac(scope, kind, digest, pad)
-        body = bytes((_VERSION,)) + digest + mac + _expand(mac, pad)
+        body = bytes((_VERSION,)) + digest + mac + expand(mac, pad)
         return bytes((_HEADER,)) + _varint(len(body)) + body
 
     def seal(

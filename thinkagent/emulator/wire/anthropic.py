@@ -28,7 +28,7 @@ from ..framework import (
     request_id,
     retry_headers,
 )
-from ..model import Reply, StopReason
+from ..model import Reply
 from ..sse import chunk_text, sse_event, stable_id
 
 __all__ = ["AnthropicAPI"]
@@ -53,14 +53,6 @@ _ERRORS: Mapping[int, tuple[str, str]] = {
     500: ("api_error", "Internal server error"),
     503: ("api_error", "Service unavailable"),
     529: ("overloaded_error", "Overloaded"),
-}
-
-_STOP: Mapping[StopReason, str] = {
-    "end_turn": "end_turn",
-    "tool_use": "tool_use",
-    "max_tokens": "max_tokens",
-    "stop_sequence": "stop_sequence",
-    "refusal": "refusal",
 }
 
 
@@ -99,6 +91,19 @@ def _block_json(block: ClaudeBlock) -> dict[str, Any]:
     if block.type == "text":
         return {"type": "text", "text": block.text}
     return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+
+
+def _start(index: int, block: dict[str, Any]) -> bytes:
+    return sse_event(
+        "content_block_start",
+        {"type": "content_block_start", "index": index, "content_block": block},
+    )
+
+
+def _delta(index: int, delta: dict[str, Any]) -> bytes:
+    return sse_event(
+        "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+    )
 
 
 class AnthropicAPI(WireAPI):
@@ -212,7 +217,7 @@ class AnthropicAPI(WireAPI):
             "role": "assistant",
             "model": model,
             "content": [_block_json(b) for b in blocks],
-            "stop_reason": _STOP[reply.stop],
+            "stop_reason": reply.stop,
             "stop_sequence": None,
             "usage": _usage(reply),
         }
@@ -245,101 +250,32 @@ class AnthropicAPI(WireAPI):
         cut_at: int | None = None
         for index, block in enumerate(blocks):
             if block.type == "thinking":
-                events.append(
-                    sse_event(
-                        "content_block_start",
-                        {
-                            "type": "content_block_start",
-                            "index": index,
-                            "content_block": {"type": "thinking", "thinking": "", "signature": ""},
-                        },
-                    )
-                )
+                events.append(_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
                 pieces = chunk_text(block.text)
                 first_delta = len(events)
-                for piece in pieces:
-                    events.append(
-                        sse_event(
-                            "content_block_delta",
-                            {
-                                "type": "content_block_delta",
-                                "index": index,
-                                "delta": {"type": "thinking_delta", "thinking": piece},
-                            },
-                        )
-                    )
+                events += [_delta(index, {"type": "thinking_delta", "thinking": p}) for p in pieces]
                 if cut_at is None:
                     cut_at = first_delta + max(1, len(pieces) // 2) if pieces else first_delta
                 events.append(
-                    sse_event(
-                        "content_block_delta",
-                        {
-                            "type": "content_block_delta",
-                            "index": index,
-                            "delta": {"type": "signature_delta", "signature": block.signature},
-                        },
-                    )
+                    _delta(index, {"type": "signature_delta", "signature": block.signature})
                 )
             elif block.type == "redacted_thinking":
-                events.append(
-                    sse_event(
-                        "content_block_start",
-                        {
-                            "type": "content_block_start",
-                            "index": index,
-                            "content_block": {"type": "redacted_thinking", "data": block.data_b64},
-                        },
-                    )
-                )
+                events.append(_start(index, {"type": "redacted_thinking", "data": block.data_b64}))
             elif block.type == "text":
-                events.append(
-                    sse_event(
-                        "content_block_start",
-                        {
-                            "type": "content_block_start",
-                            "index": index,
-                            "content_block": {"type": "text", "text": ""},
-                        },
-                    )
-                )
-                for piece in chunk_text(block.text):
-                    events.append(
-                        sse_event(
-                            "content_block_delta",
-                            {
-                                "type": "content_block_delta",
-                                "index": index,
-                                "delta": {"type": "text_delta", "text": piece},
-                            },
-                        )
-                    )
+                events.append(_start(index, {"type": "text", "text": ""}))
+                events += [
+                    _delta(index, {"type": "text_delta", "text": p}) for p in chunk_text(block.text)
+                ]
             else:
                 events.append(
-                    sse_event(
-                        "content_block_start",
-                        {
-                            "type": "content_block_start",
-                            "index": index,
-                            "content_block": {
-                                "type": "tool_use",
-                                "id": block.id,
-                                "name": block.name,
-                                "input": {},
-                            },
-                        },
+                    _start(
+                        index, {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
                     )
                 )
-                for piece in ["", *split_json(block.input_json)]:
-                    events.append(
-                        sse_event(
-                            "content_block_delta",
-                            {
-                                "type": "content_block_delta",
-                                "index": index,
-                                "delta": {"type": "input_json_delta", "partial_json": piece},
-                            },
-                        )
-                    )
+                events += [
+                    _delta(index, {"type": "input_json_delta", "partial_json": p})
+                    for p in ["", *split_json(block.input_json)]
+                ]
             events.append(
                 sse_event("content_block_stop", {"type": "content_block_stop", "index": index})
             )
@@ -355,7 +291,7 @@ class AnthropicAPI(WireAPI):
                 "message_delta",
                 {
                     "type": "message_delta",
-                    "delta": {"stop_reason": _STOP[reply.stop], "stop_sequence": None},
+                    "delta": {"stop_reason": reply.stop, "stop_sequence": None},
                     "usage": delta_usage,
                 },
             )

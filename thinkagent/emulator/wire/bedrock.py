@@ -266,6 +266,10 @@ def _block_json(block: ClaudeBlock) -> dict[str, Any]:
     return {"toolUse": {"toolUseId": block.id, "name": block.name, "input": dict(block.input)}}
 
 
+def _delta(index: int, delta: dict[str, Any]) -> bytes:
+    return event_message("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
+
+
 class BedrockAPI(WireAPI):
     """The Bedrock Converse / ConverseStream wire API (scope ``bedrock``)."""
 
@@ -328,9 +332,7 @@ class BedrockAPI(WireAPI):
     def malformed_event(self) -> bytes:
         """A ``contentBlockDelta`` message whose checksum does not match its bytes
         (botocore ignores undecodable JSON payloads, but not a corrupt frame)."""
-        frame = bytearray(
-            event_message("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "?"}})
-        )
+        frame = bytearray(_delta(0, {"text": "?"}))
         frame[-1] ^= 0xFF
         return bytes(frame)
 
@@ -394,45 +396,16 @@ class BedrockAPI(WireAPI):
             if block.type == "thinking":
                 pieces = chunk_text(block.text)
                 first = len(events)
-                for piece in pieces:
-                    events.append(
-                        event_message(
-                            "contentBlockDelta",
-                            {
-                                "contentBlockIndex": index,
-                                "delta": {"reasoningContent": {"text": piece}},
-                            },
-                        )
-                    )
+                events += [_delta(index, {"reasoningContent": {"text": p}}) for p in pieces]
                 if cut_at is None:
                     cut_at = first + max(1, len(pieces) // 2) if pieces else first
-                events.append(
-                    event_message(
-                        "contentBlockDelta",
-                        {
-                            "contentBlockIndex": index,
-                            "delta": {"reasoningContent": {"signature": block.signature}},
-                        },
-                    )
-                )
+                events.append(_delta(index, {"reasoningContent": {"signature": block.signature}}))
             elif block.type == "redacted_thinking":
                 events.append(
-                    event_message(
-                        "contentBlockDelta",
-                        {
-                            "contentBlockIndex": index,
-                            "delta": {"reasoningContent": {"redactedContent": block.data_b64}},
-                        },
-                    )
+                    _delta(index, {"reasoningContent": {"redactedContent": block.data_b64}})
                 )
             elif block.type == "text":
-                for piece in chunk_text(block.text) or [""]:
-                    events.append(
-                        event_message(
-                            "contentBlockDelta",
-                            {"contentBlockIndex": index, "delta": {"text": piece}},
-                        )
-                    )
+                events += [_delta(index, {"text": p}) for p in chunk_text(block.text) or [""]]
             else:
                 events.append(
                     event_message(
@@ -443,13 +416,9 @@ class BedrockAPI(WireAPI):
                         },
                     )
                 )
-                for piece in split_json(block.input_json):
-                    events.append(
-                        event_message(
-                            "contentBlockDelta",
-                            {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}},
-                        )
-                    )
+                events += [
+                    _delta(index, {"toolUse": {"input": p}}) for p in split_json(block.input_json)
+                ]
             events.append(event_message("contentBlockStop", {"contentBlockIndex": index}))
         events.append(event_message("messageStop", {"stopReason": _STOP[reply.stop]}))
         events.append(

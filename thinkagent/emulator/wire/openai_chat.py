@@ -26,10 +26,10 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, cast
 
 from ..claude import split_json
-from ..framework import JsonReply, StreamReply, WireAPI, WireRequest, WireRoute
+from ..framework import JsonReply, StreamReply, WireRequest, WireRoute
 from ..model import (
     Conversation,
     Message,
@@ -43,7 +43,7 @@ from ..model import (
 from ..openai_common import (
     OpenAIError,
     OpenAIModel,
-    authenticate,
+    OpenAIWire,
     brain_effort,
     check_effort,
     context,
@@ -51,11 +51,13 @@ from ..openai_common import (
     error_reply,
     hex_id,
     invalid_value,
+    missing_parameter,
     model_not_found,
     openai_model,
     parse_arguments,
     stream_error_payload,
     text_of,
+    tool_choice,
     tool_spec,
     uuid_id,
 )
@@ -93,15 +95,6 @@ class _ChatRequest:
     include_usage: bool
 
 
-def _missing(param: str) -> OpenAIError:
-    return OpenAIError(
-        400,
-        f"Missing required parameter: '{param}'.",
-        param=param,
-        code="missing_required_parameter",
-    )
-
-
 def _type_name(value: Any) -> str:
     if value is None:
         return "null"
@@ -134,31 +127,13 @@ def _tools(raw: Any) -> tuple[ToolSpec, ...]:
             continue  # custom tools: not planned by the brain
         function = mapping_or_none(tool.get("function"))
         if function is None:
-            raise _missing(f"tools[{index}].function")
+            raise missing_parameter(f"tools[{index}].function")
         if not isinstance(function.get("name"), str):
-            raise _missing(f"tools[{index}].function.name")
+            raise missing_parameter(f"tools[{index}].function.name")
         tools.append(
             tool_spec(function["name"], function.get("description"), function.get("parameters"))
         )
     return tuple(tools)
-
-
-def _tool_choice(raw: Any) -> tuple[Literal["auto", "any", "tool", "none"], str | None]:
-    if raw is None or raw == "auto":
-        return "auto", None
-    if raw == "none":
-        return "none", None
-    if raw == "required":
-        return "any", None
-    choice = mapping_or_none(raw)
-    if choice is not None and choice.get("type") == "function":
-        name = as_mapping(choice.get("function")).get("name")
-        if isinstance(name, str):
-            return "tool", name
-        raise _missing("tool_choice.function.name")
-    if isinstance(raw, str):
-        raise invalid_value(raw, ("none", "auto", "required"), "tool_choice")
-    return "auto", None
 
 
 def _split_think(content: str) -> tuple[str, str]:
@@ -252,7 +227,7 @@ def _parse(request: WireRequest) -> _ChatRequest:
 
     raw_messages = body.get("messages")
     if raw_messages is None:
-        raise _missing("messages")
+        raise missing_parameter("messages")
     items = list_or_none(raw_messages)
     if items is None:
         raise OpenAIError(
@@ -306,7 +281,7 @@ def _parse(request: WireRequest) -> _ChatRequest:
             "/v1/chat/completions. Please use /v1/responses instead.",
             param="reasoning_effort",
         )
-    choice, tool_name = _tool_choice(body.get("tool_choice"))
+    choice, tool_name = tool_choice(body.get("tool_choice"), nested=True)
     _check_history(messages)
 
     if model.dialect == "hidden" or model.dialect == "none":
@@ -464,10 +439,11 @@ def _reasoning_field(model: OpenAIModel) -> str:
     return "reasoning" if model.dialect == "reasoning" else "reasoning_content"
 
 
-class OpenAIChatAPI(WireAPI):
+class OpenAIChatAPI(OpenAIWire):
     """The Chat Completions wire API (OpenAI, Azure and compatible endpoints)."""
 
     name: ClassVar[str] = "openai"
+    operation: ClassVar[str] = "ChatCompletions_Create"
 
     def routes(self) -> Sequence[WireRoute]:
         return (
@@ -476,14 +452,6 @@ class OpenAIChatAPI(WireAPI):
             WireRoute("/openai/deployments/{deployment}/chat/completions", self.completions),
             WireRoute("/openai/v1/chat/completions", self.completions),
         )
-
-    def authenticate(self, request: WireRequest) -> JsonReply | None:
-        return authenticate(request, operation="ChatCompletions_Create")
-
-    def error(
-        self, status: int, message: str | None = None, *, retry_after: float | None = None
-    ) -> JsonReply:
-        return error_reply(status, message, retry_after=retry_after, seq=self.state.next_seq())
 
     def stream_error(self, status: int, message: str | None = None) -> bytes:
         return sse_data({"error": stream_error_payload(status, message)})

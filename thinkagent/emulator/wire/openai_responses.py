@@ -21,30 +21,21 @@ encrypted content must verify; a reasoning item without it must be stored; each
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, cast
 
 from ..claude import split_json
-from ..framework import (
-    EmulatorState,
-    JsonReply,
-    StreamReply,
-    WireAPI,
-    WireRequest,
-    WireRoute,
-)
+from ..framework import EmulatorState, JsonReply, StreamReply, WireRequest, WireRoute
 from ..model import Conversation, Message, Reply, Settings, ToolCall, ToolResult, ToolSpec
 from ..openai_common import (
     OpenAIError,
     OpenAIModel,
-    authenticate,
+    OpenAIWire,
     brain_effort,
     check_effort,
     context,
@@ -52,14 +43,16 @@ from ..openai_common import (
     error_reply,
     hex_id,
     invalid_value,
+    missing_parameter,
     model_not_found,
     openai_model,
     parse_arguments,
     stream_error_payload,
     text_of,
+    tool_choice,
     tool_spec,
 )
-from ..signing import Signer
+from ..signing import Signer, b64decode, b64encode, expand
 from ..sse import chunk_text, sse_event, stable_id
 from ..values import as_list, as_mapping, list_or_none, mapping_or_none
 
@@ -95,15 +88,6 @@ _STORE_LIMIT = 10_000
 # --- encrypted reasoning -----------------------------------------------------------------
 
 
-def _keystream(seed: bytes, n: int) -> bytes:
-    out = bytearray()
-    counter = 0
-    while len(out) < n:
-        out += hashlib.sha256(seed + counter.to_bytes(4, "big")).digest()
-        counter += 1
-    return bytes(out[:n])
-
-
 def _xor(data: bytes, key: bytes) -> bytes:
     if not data:
         return b""
@@ -117,7 +101,7 @@ def seal_reasoning(signer: Signer, scope: str, item_id: str, text: str) -> str:
     content = item_id.encode() + b"\x00" + text.encode()
     seal = signer.seal(scope, KIND_REASONING, content)
     iv = hashlib.sha256(seal).digest()[:16]
-    key = _keystream(signer.seal(scope, KIND_REASONING_KEY, iv, size=96), len(content))
+    key = expand(signer.seal(scope, KIND_REASONING_KEY, iv, size=96), len(content))
     token = (
         bytes((_FERNET_VERSION,))
         + _FERNET_TIME.to_bytes(8, "big")
@@ -126,19 +110,14 @@ def seal_reasoning(signer: Signer, scope: str, item_id: str, text: str) -> str:
         + seal
         + _xor(content, key)
     )
-    return base64.urlsafe_b64encode(token).decode("ascii")
+    return b64encode(token, urlsafe=True)
 
 
 def open_reasoning(signer: Signer, scope: str, token: str) -> tuple[str, str] | None:
     """``(item id, reasoning text)`` from an ``encrypted_content`` issued for ``scope``
     by this signer, or ``None`` if it does not decrypt and verify."""
-    try:
-        raw = base64.b64decode(token.encode("ascii"), altchars=b"-_", validate=True)
-    except (binascii.Error, UnicodeEncodeError, ValueError):
-        return None
-    if base64.urlsafe_b64encode(raw).decode("ascii") != token or len(raw) < 27:
-        return None
-    if raw[0] != _FERNET_VERSION:
+    raw = b64decode(token, urlsafe=True)
+    if raw is None or len(raw) < 27 or raw[0] != _FERNET_VERSION:
         return None
     iv = raw[9:25]
     seal_len = int.from_bytes(raw[25:27], "big")
@@ -146,7 +125,7 @@ def open_reasoning(signer: Signer, scope: str, token: str) -> tuple[str, str] | 
     cipher = raw[27 + seal_len :]
     if len(seal) != seal_len or hashlib.sha256(seal).digest()[:16] != iv:
         return None
-    key = _keystream(signer.seal(scope, KIND_REASONING_KEY, iv, size=96), len(cipher))
+    key = expand(signer.seal(scope, KIND_REASONING_KEY, iv, size=96), len(cipher))
     content = _xor(cipher, key)
     if not signer.verify(scope, KIND_REASONING, seal, content):
         return None
@@ -182,15 +161,6 @@ def _input_error(message: str, status: int = 400) -> OpenAIError:
     return OpenAIError(status, message, param="input")
 
 
-def _missing(param: str) -> OpenAIError:
-    return OpenAIError(
-        400,
-        f"Missing required parameter: '{param}'.",
-        param=param,
-        code="missing_required_parameter",
-    )
-
-
 def _tools(raw: Any) -> tuple[tuple[ToolSpec, ...], list[dict[str, Any]]]:
     """The neutral tools and the tools as the response echoes them."""
     specs: list[ToolSpec] = []
@@ -201,7 +171,7 @@ def _tools(raw: Any) -> tuple[tuple[ToolSpec, ...], list[dict[str, Any]]]:
             echoed.append(dict(tool))
             continue
         if not isinstance(tool.get("name"), str):
-            raise _missing(f"tools[{index}].name")
+            raise missing_parameter(f"tools[{index}].name")
         specs.append(tool_spec(tool["name"], tool.get("description"), tool.get("parameters")))
         echoed.append(
             {
@@ -213,23 +183,6 @@ def _tools(raw: Any) -> tuple[tuple[ToolSpec, ...], list[dict[str, Any]]]:
             }
         )
     return tuple(specs), echoed
-
-
-def _tool_choice(raw: Any) -> tuple[Literal["auto", "any", "tool", "none"], str | None]:
-    if raw is None or raw == "auto":
-        return "auto", None
-    if raw == "none":
-        return "none", None
-    if raw == "required":
-        return "any", None
-    choice = mapping_or_none(raw)
-    if choice is not None and choice.get("type") == "function":
-        if isinstance(choice.get("name"), str):
-            return "tool", choice["name"]
-        raise _missing("tool_choice.name")
-    if isinstance(raw, str):
-        raise invalid_value(raw, ("none", "auto", "required"), "tool_choice")
-    return "auto", None
 
 
 def _items(raw: Any) -> list[Mapping[str, Any]]:
@@ -413,7 +366,7 @@ def _parse(request: WireRequest, scope: str, signer: Signer, store: _Store) -> _
         raise OpenAIError(400, "Invalid type for request body: expected an object.")
     raw_model = body.get("model")
     if not isinstance(raw_model, str) or not raw_model:
-        raise _missing("model")
+        raise missing_parameter("model")
     azure = context().azure
     model = openai_model(raw_model, azure=azure)
     if model is None or model.family != "openai":
@@ -431,7 +384,7 @@ def _parse(request: WireRequest, scope: str, signer: Signer, store: _Store) -> _
     if summary is not None and summary not in _SUMMARY_MODES:
         raise invalid_value(summary, ("concise", "detailed", "auto"), "reasoning.summary")
     specs, echoed_tools = _tools(body.get("tools"))
-    choice, tool_name = _tool_choice(body.get("tool_choice"))
+    choice, tool_name = tool_choice(body.get("tool_choice"), nested=False)
     stored = body.get("store") is not False
     items = _items(body.get("input"))
     texts = _reasoning_texts(items, scope, signer, store, stored)
@@ -482,10 +435,11 @@ def _summary_text(reply: Reply, thinking: str) -> str:
     return f"**{title}**\n\n{thinking}"
 
 
-class OpenAIResponsesAPI(WireAPI):
+class OpenAIResponsesAPI(OpenAIWire):
     """The Responses wire API (scope ``openai``, or ``azure`` on Azure's routes)."""
 
     name: ClassVar[str] = "openai-responses"
+    operation: ClassVar[str] = "Responses_Create"
 
     def __init__(self, state: EmulatorState) -> None:
         super().__init__(state)
@@ -497,14 +451,6 @@ class OpenAIResponsesAPI(WireAPI):
             WireRoute("/openai/responses", self.responses),
             WireRoute("/openai/v1/responses", self.responses),
         )
-
-    def authenticate(self, request: WireRequest) -> JsonReply | None:
-        return authenticate(request, operation="Responses_Create")
-
-    def error(
-        self, status: int, message: str | None = None, *, retry_after: float | None = None
-    ) -> JsonReply:
-        return error_reply(status, message, retry_after=retry_after, seq=self.state.next_seq())
 
     def stream_error(self, status: int, message: str | None = None) -> bytes:
         error = stream_error_payload(status, message)
@@ -649,6 +595,7 @@ class OpenAIResponsesAPI(WireAPI):
         emit("response.created", response=started)
         emit("response.in_progress", response=started)
         for index, item in enumerate(cast("list[dict[str, Any]]", response["output"])):
+            at = {"item_id": item["id"], "output_index": index}
             kind = item["type"]
             if kind == "reasoning":
                 emit(
@@ -657,39 +604,20 @@ class OpenAIResponsesAPI(WireAPI):
                     output_index=index,
                 )
                 for s_index, part in enumerate(cast("list[dict[str, Any]]", item["summary"])):
+                    summary = {**at, "summary_index": s_index}
                     emit(
                         "response.reasoning_summary_part.added",
-                        item_id=item["id"],
-                        output_index=index,
-                        summary_index=s_index,
+                        **summary,
                         part={"type": "summary_text", "text": ""},
                     )
                     pieces = chunk_text(part["text"])
                     first = len(events)
                     for piece in pieces:
-                        emit(
-                            "response.reasoning_summary_text.delta",
-                            item_id=item["id"],
-                            output_index=index,
-                            summary_index=s_index,
-                            delta=piece,
-                        )
+                        emit("response.reasoning_summary_text.delta", **summary, delta=piece)
                     if cut_at is None:
                         cut_at = first + max(1, len(pieces) // 2)
-                    emit(
-                        "response.reasoning_summary_text.done",
-                        item_id=item["id"],
-                        output_index=index,
-                        summary_index=s_index,
-                        text=part["text"],
-                    )
-                    emit(
-                        "response.reasoning_summary_part.done",
-                        item_id=item["id"],
-                        output_index=index,
-                        summary_index=s_index,
-                        part=part,
-                    )
+                    emit("response.reasoning_summary_text.done", **summary, text=part["text"])
+                    emit("response.reasoning_summary_part.done", **summary, part=part)
                 if cut_at is None:
                     cut_at = len(events)  # before the item (and its encrypted content) is done
                 emit("response.output_item.done", item=item, output_index=index)
@@ -700,16 +628,10 @@ class OpenAIResponsesAPI(WireAPI):
                     output_index=index,
                 )
                 for piece in split_json(item["arguments"]):
-                    emit(
-                        "response.function_call_arguments.delta",
-                        item_id=item["id"],
-                        output_index=index,
-                        delta=piece,
-                    )
+                    emit("response.function_call_arguments.delta", **at, delta=piece)
                 emit(
                     "response.function_call_arguments.done",
-                    item_id=item["id"],
-                    output_index=index,
+                    **at,
                     name=item["name"],
                     arguments=item["arguments"],
                 )
@@ -721,37 +643,12 @@ class OpenAIResponsesAPI(WireAPI):
                     output_index=index,
                 )
                 part = cast("list[dict[str, Any]]", item["content"])[0]
-                emit(
-                    "response.content_part.added",
-                    item_id=item["id"],
-                    output_index=index,
-                    content_index=0,
-                    part={**part, "text": ""},
-                )
+                content = {**at, "content_index": 0}
+                emit("response.content_part.added", **content, part={**part, "text": ""})
                 for piece in chunk_text(part["text"]):
-                    emit(
-                        "response.output_text.delta",
-                        item_id=item["id"],
-                        output_index=index,
-                        content_index=0,
-                        delta=piece,
-                        logprobs=[],
-                    )
-                emit(
-                    "response.output_text.done",
-                    item_id=item["id"],
-                    output_index=index,
-                    content_index=0,
-                    text=part["text"],
-                    logprobs=[],
-                )
-                emit(
-                    "response.content_part.done",
-                    item_id=item["id"],
-                    output_index=index,
-                    content_index=0,
-                    part=part,
-                )
+                    emit("response.output_text.delta", **content, delta=piece, logprobs=[])
+                emit("response.output_text.done", **content, text=part["text"], logprobs=[])
+                emit("response.content_part.done", **content, part=part)
                 emit("response.output_item.done", item=item, output_index=index)
         final = "response.completed" if response["status"] == "completed" else "response.incomplete"
         emit(final, response=response)
