@@ -18,9 +18,13 @@ import anthropic
 import boto3
 import openai
 import pytest
-from google import genai
 
 from thinkagent.emulator import Emulator, RecordedRequest
+
+from ..conftest import HAS_GENAI, needs_genai
+
+if HAS_GENAI:
+    from google import genai
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -74,6 +78,7 @@ def test_start_close_are_idempotent_and_a_port_can_be_chosen() -> None:
             pass
 
 
+@needs_genai
 async def test_client_factories_point_at_the_emulator() -> None:
     async with Emulator() as emu:
         a = emu.anthropic_client(max_retries=5)
@@ -128,6 +133,7 @@ async def test_client_factories_point_at_the_emulator() -> None:
         await az.close()
 
 
+@needs_genai
 async def test_recording_strips_credentials() -> None:
     secrets = [
         "sk-ant-SECRET-1",
