@@ -25,4 +25,6 @@ collect_ignore_glob = [] if HAS_GENAI else ["gemini/*", "emulator/test_gemini*.p
 def pytest_report_header() -> str | None:
     if HAS_GENAI:
         return None
-    return "google-genai is not installed (it needs Python 3.11+): the Gemini tests are not collected"
+    return (
+        "google-genai is not installed (it needs Python 3.11+): the Gemini tests are not collected"
+    )

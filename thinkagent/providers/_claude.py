@@ -1,4 +1,4 @@
-"""Claude configuration and rules shared by the Anthropic and Bedrock adapters.
+"""Claude configuration, rules and model options shared by the Anthropic and Bedrock adapters.
 
 Pure Python: no vendor SDK is imported here. `ClaudeThinking` is re-exported by
 `thinkagent.providers.anthropic` and `thinkagent.providers.bedrock`.
@@ -13,24 +13,38 @@ from typing import Any, Literal, get_args
 
 from ..errors import ConfigurationError
 from ..history import ForeignReasoning, for_scope
-from ..messages import FinishReason, Message, Part, TextPart, ThinkingBlock, ToolCall, ToolResult
+from ..messages import (
+    FinishReason,
+    Message,
+    Part,
+    ProviderDetails,
+    TextPart,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from ._common import ClientT, ModelInfo, check_foreign_reasoning, merge_settings, tool_choice_name
+from .base import ModelRequest, ModelSettings, ToolDefinition
 
 __all__ = [
     "MIN_BUDGET_TOKENS",
+    "ClaudeModel",
     "ClaudeThinking",
     "Effort",
     "ThinkingDisplay",
     "ThinkingType",
     "Turn",
     "check_effort",
-    "check_foreign_reasoning",
     "check_max_tokens",
     "check_tool_choice",
     "claude_name",
     "finish_reason",
     "replay_turns",
+    "stop_details",
     "thinking_active",
     "thinks_by_default",
+    "token_usage",
 ]
 
 ThinkingType = Literal["adaptive", "enabled", "disabled"]
@@ -185,18 +199,17 @@ def thinking_active(thinking: ClaudeThinking | None, model: str) -> bool:
     return thinking.type != "disabled"
 
 
-def check_tool_choice(choice: str | None, *, thinking: bool, tool_names: set[str]) -> None:
+def check_tool_choice(
+    choice: str | None, *, thinking: bool, tools: Sequence[ToolDefinition]
+) -> None:
     """Refuse, before anything is sent, a tool choice Claude rejects."""
     if choice is None or choice in ("auto", "none"):
         return
     if choice == "required":
-        if not tool_names:
+        if not tools:
             raise ConfigurationError("tool_choice 'required' needs at least one tool on offer")
-    elif choice not in tool_names:
-        offered = ", ".join(sorted(tool_names)) or "none"
-        raise ConfigurationError(
-            f"tool_choice {choice!r} names no tool on offer (tools: {offered})"
-        )
+    else:
+        tool_choice_name(choice, tools)
     if thinking:
         raise ConfigurationError(
             f"tool_choice {choice!r} forces tool use, which Claude refuses while thinking is on: "
@@ -228,9 +241,36 @@ def finish_reason(raw: str | None) -> FinishReason | None:
     return _FINISH.get(raw)
 
 
-def check_foreign_reasoning(policy: str) -> None:
-    if policy not in ("drop", "text"):
-        raise ConfigurationError(f"foreign_reasoning must be 'drop' or 'text', got {policy!r}")
+def stop_details(
+    stop_reason: str | None, stop_sequence: str | None = None
+) -> ProviderDetails | None:
+    """`provider_details` for a response: Claude's own stop reason (and stop sequence)."""
+    if stop_reason is None:
+        return None
+    details: ProviderDetails = {"finish_reason": stop_reason}
+    if stop_sequence is not None:
+        details["stop_sequence"] = stop_sequence
+    return details
+
+
+def token_usage(
+    input_tokens: int | None,
+    cache_read: int | None,
+    cache_write: int | None,
+    output_tokens: int | None,
+    thinking_tokens: int | None = None,
+) -> Usage:
+    """Claude's counts in the shared form: its input count leaves the cached tokens out, so
+    they are added back in."""
+    read = cache_read or 0
+    write = cache_write or 0
+    return Usage(
+        input_tokens=(input_tokens or 0) + read + write,
+        output_tokens=output_tokens or 0,
+        thinking_tokens=thinking_tokens or 0,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )
 
 
 Turn = tuple[Literal["user", "assistant"], list[Part]]
@@ -295,3 +335,59 @@ def replay_turns(
             continue
         turns.append((message.role, parts))
     return turns
+
+
+class ClaudeModel(ModelInfo[ClientT]):
+    """The options both Claude adapters take, checked before anything is sent: `thinking`,
+    `effort`, `max_tokens`, `foreign_reasoning` and the default `settings`."""
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        thinking: ClaudeThinking | None,
+        effort: Effort | None,
+        max_tokens: int,
+        foreign_reasoning: ForeignReasoning,
+        settings: ModelSettings | None,
+    ) -> None:
+        check_effort(effort)
+        check_foreign_reasoning(foreign_reasoning)
+        check_max_tokens(max_tokens, thinking)
+        if settings and "max_tokens" in settings:
+            check_max_tokens(settings["max_tokens"], thinking)
+        self._model_name = model_name
+        self._thinking = thinking
+        self._effort: Effort | None = effort
+        self._max_tokens = max_tokens
+        self._foreign_reasoning: ForeignReasoning = foreign_reasoning
+        self.settings: ModelSettings = settings or {}
+        self._thinking_on = thinking_active(thinking, model_name)
+
+    @property
+    def thinking(self) -> ClaudeThinking | None:
+        return self._thinking
+
+    @property
+    def effort(self) -> Effort | None:
+        return self._effort
+
+    @property
+    def max_tokens(self) -> int:
+        return self._max_tokens
+
+    @property
+    def foreign_reasoning(self) -> ForeignReasoning:
+        return self._foreign_reasoning
+
+    def _request_settings(self, request: ModelRequest) -> tuple[ModelSettings, int]:
+        """The request's settings over the model's and the `max_tokens` to send, with both it
+        and the tool choice checked."""
+        settings = merge_settings(self.settings, request.settings)
+        max_tokens = settings.get("max_tokens", self._max_tokens)
+        if max_tokens != self._max_tokens:
+            check_max_tokens(max_tokens, self._thinking)
+        check_tool_choice(
+            settings.get("tool_choice"), thinking=self._thinking_on, tools=request.tools
+        )
+        return settings, max_tokens

@@ -1,5 +1,6 @@
-"""What the Chat Completions and Responses adapters share: settings checks, the SDK's errors as
-`ProviderError`, and keeping credentials out of every message.
+"""What the Chat Completions and Responses adapters share: settings checks, tool choice and user
+turns in the shape both APIs take, the SDK's errors as `ProviderError` (a broken stream as
+`StreamInterrupted`), and keeping credentials out of every message.
 
 Imports the `openai` SDK; `OpenAIChatModel` and `OpenAIResponsesModel` are the public faces.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, cast, get_args
 
 import httpx2
@@ -16,6 +17,15 @@ import openai
 from openai.types.shared import ReasoningEffort as _SDKReasoningEffort
 
 from ..errors import ConfigurationError, ProviderError
+from ..messages import Message, TextPart, ToolResult
+from ..stream import MessageAssembler
+from ._common import (
+    connection_error,
+    copy_settings,
+    interrupted,
+    retryable_status,
+    tool_choice_name,
+)
 from .base import ModelSettings, ToolDefinition
 
 __all__ = [
@@ -23,13 +33,14 @@ __all__ = [
     "STREAM_BREAKS",
     "ReasoningEffort",
     "add_hint",
-    "check_foreign_reasoning",
     "check_reasoning_effort",
+    "client_from_environment",
     "client_secrets",
-    "merge_settings",
     "provider_error",
     "redact",
-    "tool_choice_name",
+    "set_tool_choice",
+    "stream_error",
+    "user_items",
 ]
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -77,39 +88,53 @@ def check_reasoning_effort(effort: str | None) -> None:
         )
 
 
-def check_foreign_reasoning(policy: str) -> None:
-    if policy not in ("drop", "text"):
-        raise ConfigurationError(f"foreign_reasoning must be 'drop' or 'text', got {policy!r}")
-
-
-def merge_settings(defaults: ModelSettings, settings: ModelSettings) -> ModelSettings:
-    """A request's settings over the model's defaults (headers and extra body merged by key)."""
-    if not defaults:
-        return settings
-    if not settings:
-        return defaults
-    merged: dict[str, Any] = {**defaults, **settings}
-    if "extra_headers" in defaults and "extra_headers" in settings:
-        merged["extra_headers"] = {**defaults["extra_headers"], **settings["extra_headers"]}
-    if "extra_body" in defaults and "extra_body" in settings:
-        merged["extra_body"] = {**defaults["extra_body"], **settings["extra_body"]}
-    return cast("ModelSettings", merged)
-
-
-def tool_choice_name(choice: str | None, tools: Sequence[ToolDefinition]) -> str | None:
-    """The tool a named `tool_choice` forces (None for `auto`/`none`/`required`/unset).
-
-    Raises `ConfigurationError` when the name matches no tool on offer.
-    """
-    if choice is None or choice in ("auto", "none", "required"):
-        return None
-    names = {tool.name for tool in tools}
-    if choice not in names:
-        offered = ", ".join(sorted(names)) or "none"
+def client_from_environment(
+    build: Callable[[], openai.AsyncOpenAI] | None = None,
+) -> openai.AsyncOpenAI:
+    """`build()` (by default `openai.AsyncOpenAI()`), with the SDK's complaint about the
+    environment (no API key...) as a `ConfigurationError`."""
+    try:
+        return build() if build is not None else openai.AsyncOpenAI()
+    except openai.OpenAIError as exc:
         raise ConfigurationError(
-            f"tool_choice {choice!r} names no tool on offer (tools: {offered})"
-        )
-    return choice
+            f"could not build an OpenAI client from the environment: {exc}"
+        ) from None
+
+
+def set_tool_choice(
+    params: dict[str, Any],
+    settings: ModelSettings,
+    tools: Sequence[ToolDefinition],
+    named: Callable[[str], dict[str, Any]],
+) -> None:
+    """`tool_choice` and `parallel_tool_calls` as both APIs take them; `named` is the API's
+    shape for the one function a named choice forces."""
+    choice = settings.get("tool_choice")
+    forced = tool_choice_name(choice, tools)
+    if forced is not None:
+        params["tool_choice"] = named(forced)
+    elif choice is not None:
+        params["tool_choice"] = choice
+    copy_settings(settings, params, parallel_tool_calls="parallel_tool_calls")
+
+
+def user_items(
+    message: Message, result: Callable[[ToolResult], dict[str, Any]], text_type: str
+) -> list[dict[str, Any]]:
+    """A user message as both APIs take it: an item per tool result (`result`), then its text
+    as one `user` message (a string, or `text_type` parts when there are several)."""
+    out: list[dict[str, Any]] = []
+    texts: list[str] = []
+    for part in message.parts:
+        if isinstance(part, ToolResult):
+            out.append(result(part))
+        elif isinstance(part, TextPart) and part.text:
+            texts.append(part.text)
+    if len(texts) == 1:
+        out.append({"role": "user", "content": texts[0]})
+    elif texts:
+        out.append({"role": "user", "content": [{"type": text_type, "text": t} for t in texts]})
+    return out
 
 
 def client_secrets(client: object) -> tuple[str, ...]:
@@ -146,19 +171,17 @@ def provider_error(
     whose type says the server was overloaded or failed.
     """
     if isinstance(exc, openai.APIConnectionError):
-        kind = "timeout" if isinstance(exc, openai.APITimeoutError) else "connection_error"
-        return ProviderError(
-            redact(exc.message, secrets), provider=scope, retryable=True, error_type=kind
-        )
+        timeout = isinstance(exc, openai.APITimeoutError)
+        return connection_error(redact(exc.message, secrets), provider=scope, timeout=timeout)
     if isinstance(exc, openai.APIError):
         status: int | None = getattr(exc, "status_code", None)
         if status == 200:  # an error event inside a stream that had started
             status = None
         error_type = exc.type or exc.code
         message = _body_message(exc.body) or exc.message
-        retryable = (error_type in _RETRYABLE_TYPES or exc.code in _RETRYABLE_TYPES) or (
-            status is not None and (status in (408, 409, 429) or status >= 500)
-        )
+        retryable = (
+            error_type in _RETRYABLE_TYPES or exc.code in _RETRYABLE_TYPES
+        ) or retryable_status(status)
         return ProviderError(
             redact(message, secrets),
             provider=scope,
@@ -167,6 +190,27 @@ def provider_error(
             error_type=error_type,
         )
     return ProviderError(redact(str(exc), secrets), provider=scope, error_type=type(exc).__name__)
+
+
+def stream_error(
+    exc: BaseException,
+    assembler: MessageAssembler,
+    *,
+    scope: str,
+    model: str,
+    terminal: str,
+    error: Callable[[openai.OpenAIError], ProviderError],
+) -> ProviderError:
+    """The error for a stream that failed before `terminal`: `StreamInterrupted` when it broke
+    off (connection, timeout, a truncated event), else `error(exc)` for the service's error."""
+    if isinstance(exc, openai.OpenAIError) and not isinstance(exc, openai.APIConnectionError):
+        return error(exc)
+    return interrupted(
+        f"the stream broke before {terminal}: {type(exc).__name__}",
+        assembler,
+        provider=scope,
+        model=model,
+    )
 
 
 def _body_message(body: object) -> str | None:

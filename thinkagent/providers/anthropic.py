@@ -26,29 +26,26 @@ import httpx2
 from anthropic import types as wire
 from pydantic import JsonValue
 
-from ..errors import ConfigurationError, ProviderError, StreamInterrupted
+from ..errors import ConfigurationError, ProviderError
 from ..history import ForeignReasoning
-from ..messages import (
-    Message,
-    Part,
-    ProviderDetails,
-    TextPart,
-    ThinkingBlock,
-    ToolCall,
-    ToolResult,
-    Usage,
-)
+from ..messages import Message, Part, TextPart, ThinkingBlock, ToolCall, ToolResult, Usage
 from ..stream import MessageAssembler, TextDelta, ThinkingDelta, ToolCallDelta
 from ._claude import (
+    ClaudeModel,
     ClaudeThinking,
     Effort,
-    check_effort,
-    check_foreign_reasoning,
-    check_max_tokens,
-    check_tool_choice,
     finish_reason,
     replay_turns,
-    thinking_active,
+    stop_details,
+    token_usage,
+)
+from ._common import (
+    arguments_object,
+    connection_error,
+    copy_settings,
+    interrupted,
+    request_options,
+    retryable_status,
 )
 from .base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
 
@@ -63,7 +60,7 @@ DEFAULT_MAX_TOKENS = 8192
 _RETRYABLE_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 
 
-class AnthropicModel:
+class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
     """A Claude model behind the Anthropic Messages API, through `anthropic.AsyncAnthropic`.
 
     - `client`: your `AsyncAnthropic` (its retries, timeouts and base URL apply); built from
@@ -93,53 +90,18 @@ class AnthropicModel:
         extra_body: Mapping[str, Any] | None = None,
         extra_headers: Mapping[str, str] | None = None,
     ) -> None:
-        check_effort(effort)
-        check_foreign_reasoning(foreign_reasoning)
-        check_max_tokens(max_tokens, thinking)
-        if settings and "max_tokens" in settings:
-            check_max_tokens(settings["max_tokens"], thinking)
-        self._model_name = model_name
+        super().__init__(
+            model_name,
+            thinking=thinking,
+            effort=effort,
+            max_tokens=max_tokens,
+            foreign_reasoning=foreign_reasoning,
+            settings=settings,
+        )
+        self._scope = SCOPE
         self._client = client if client is not None else anthropic.AsyncAnthropic()
-        self._thinking = thinking
-        self._effort: Effort | None = effort
-        self._max_tokens = max_tokens
-        self._foreign_reasoning: ForeignReasoning = foreign_reasoning
-        self.settings: ModelSettings = settings or {}
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         self.extra_headers: dict[str, str] = dict(extra_headers or {})
-        self._thinking_on = thinking_active(thinking, model_name)
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
-    def thinking(self) -> ClaudeThinking | None:
-        return self._thinking
-
-    @property
-    def effort(self) -> Effort | None:
-        return self._effort
-
-    @property
-    def max_tokens(self) -> int:
-        return self._max_tokens
-
-    @property
-    def foreign_reasoning(self) -> ForeignReasoning:
-        return self._foreign_reasoning
-
-    @property
-    def provider(self) -> str:
-        return SCOPE
-
-    @property
-    def client(self) -> anthropic.AsyncAnthropic:
-        """The `AsyncAnthropic` client this model sends with."""
-        return self._client
-
-    def __repr__(self) -> str:
-        return f"AnthropicModel(model_name={self._model_name!r}, provider={SCOPE!r})"
 
     # --- requests ---------------------------------------------------------------------------
 
@@ -149,14 +111,7 @@ class AnthropicModel:
         Raises `ConfigurationError` for settings Claude would refuse (a forced tool choice
         while thinking, a thinking budget not below `max_tokens`), before anything is sent.
         """
-        settings = _merge(self.settings, request.settings)
-        max_tokens = settings.get("max_tokens", self.max_tokens)
-        if max_tokens != self.max_tokens:
-            check_max_tokens(max_tokens, self.thinking)
-        tool_names = {tool.name for tool in request.tools}
-        choice = settings.get("tool_choice")
-        check_tool_choice(choice, thinking=self._thinking_on, tool_names=tool_names)
-
+        settings, max_tokens = self._request_settings(request)
         params: dict[str, Any] = {
             "model": self._model_name,
             "max_tokens": max_tokens,
@@ -176,24 +131,20 @@ class AnthropicModel:
                     spec["description"] = tool.description
                 tools.append(spec)
             params["tools"] = tools
-            tool_choice = _tool_choice(choice, settings.get("parallel_tool_calls"))
+            tool_choice = _tool_choice(
+                settings.get("tool_choice"), settings.get("parallel_tool_calls")
+            )
             if tool_choice is not None:
                 params["tool_choice"] = tool_choice
-        if "stop_sequences" in settings:
-            params["stop_sequences"] = list(settings["stop_sequences"])
-        extra_body = {**self.extra_body, **settings.get("extra_body", {})}
+        copy_settings(settings, params, stop_sequences="stop_sequences")
         # This SDK has no sampling parameters; the API still reads them from the body.
-        if "temperature" in settings:
-            extra_body["temperature"] = settings["temperature"]
-        if "top_p" in settings:
-            extra_body["top_p"] = settings["top_p"]
-        if extra_body:
-            params["extra_body"] = extra_body
-        extra_headers = {**self.extra_headers, **settings.get("extra_headers", {})}
-        if extra_headers:
-            params["extra_headers"] = extra_headers
-        if "timeout" in settings:
-            params["timeout"] = settings["timeout"]
+        request_options(
+            params,
+            settings,
+            self.extra_body,
+            self.extra_headers,
+            body_settings=("temperature", "top_p"),
+        )
         return params
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -245,7 +196,7 @@ class AnthropicModel:
                 provider=SCOPE,
                 model=message.model or self._model_name,
                 id=message.id,
-                usage=_usage(
+                usage=token_usage(
                     usage.input_tokens,
                     usage.cache_read_input_tokens,
                     usage.cache_creation_input_tokens,
@@ -253,7 +204,7 @@ class AnthropicModel:
                     details.thinking_tokens if details is not None else None,
                 ),
                 finish_reason=finish_reason(message.stop_reason),
-                provider_details=_details(message.stop_reason, message.stop_sequence),
+                provider_details=stop_details(message.stop_reason, message.stop_sequence),
             )
         )
 
@@ -345,16 +296,15 @@ class AnthropicModel:
             raise provider_error(exc) from exc
         except (httpx2.HTTPError, anthropic.APIConnectionError, json.JSONDecodeError) as exc:
             # a dropped connection, a truncated body, an event that is not JSON
-            raise StreamInterrupted(
+            raise interrupted(
                 f"the stream broke before message_stop: {exc}",
+                assembler,
                 provider=SCOPE,
-                partial=assembler.partial(provider=SCOPE, model=model),
+                model=model,
             ) from exc
         if not finished:
-            raise StreamInterrupted(
-                "the stream ended before message_stop",
-                provider=SCOPE,
-                partial=assembler.partial(provider=SCOPE, model=model),
+            raise interrupted(
+                "the stream ended before message_stop", assembler, provider=SCOPE, model=model
             )
         yield ModelResponse(
             assembler.message(
@@ -363,25 +313,12 @@ class AnthropicModel:
                 usage=_stream_usage(start_usage, end_usage),
                 finish_reason=finish_reason(stop_reason),
                 id=message_id,
-                provider_details=_details(stop_reason, stop_sequence),
+                provider_details=stop_details(stop_reason, stop_sequence),
             )
         )
 
 
 # --- translation helpers ---------------------------------------------------------------------
-
-
-def _merge(defaults: ModelSettings, settings: ModelSettings) -> ModelSettings:
-    if not defaults:
-        return settings
-    if not settings:
-        return defaults
-    merged: dict[str, Any] = {**defaults, **settings}
-    if "extra_headers" in defaults and "extra_headers" in settings:
-        merged["extra_headers"] = {**defaults["extra_headers"], **settings["extra_headers"]}
-    if "extra_body" in defaults and "extra_body" in settings:
-        merged["extra_body"] = {**defaults["extra_body"], **settings["extra_body"]}
-    return cast("ModelSettings", merged)
 
 
 def _tool_choice(choice: str | None, parallel: bool | None) -> dict[str, Any] | None:
@@ -408,7 +345,12 @@ def _block(part: Part) -> dict[str, Any]:
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
     if isinstance(part, ToolCall):
-        return {"type": "tool_use", "id": part.id, "name": part.name, "input": _input(part)}
+        return {
+            "type": "tool_use",
+            "id": part.id,
+            "name": part.name,
+            "input": arguments_object(part),
+        }
     assert isinstance(part, ToolResult)
     return {
         "type": "tool_result",
@@ -416,33 +358,6 @@ def _block(part: Part) -> dict[str, Any]:
         "content": part.content_text(),
         "is_error": part.is_error,
     }
-
-
-def _input(call: ToolCall) -> dict[str, Any]:
-    if isinstance(call.arguments, dict):
-        return call.arguments
-    try:
-        return call.arguments_dict()
-    except ValueError:  # arguments that never parsed: Claude needs an object
-        return {}
-
-
-def _usage(
-    input_tokens: int | None,
-    cache_read: int | None,
-    cache_write: int | None,
-    output_tokens: int | None,
-    thinking_tokens: int | None,
-) -> Usage:
-    read = cache_read or 0
-    write = cache_write or 0
-    return Usage(
-        input_tokens=(input_tokens or 0) + read + write,
-        output_tokens=output_tokens or 0,
-        thinking_tokens=thinking_tokens or 0,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-    )
 
 
 def _stream_usage(start: wire.Usage | None, end: wire.MessageDeltaUsage | None) -> Usage:
@@ -457,7 +372,7 @@ def _stream_usage(start: wire.Usage | None, end: wire.MessageDeltaUsage | None) 
     details = end.output_tokens_details if end is not None else None
     if details is None and start is not None:
         details = start.output_tokens_details
-    return _usage(
+    return token_usage(
         pick("input_tokens"),
         pick("cache_read_input_tokens"),
         pick("cache_creation_input_tokens"),
@@ -466,32 +381,22 @@ def _stream_usage(start: wire.Usage | None, end: wire.MessageDeltaUsage | None) 
     )
 
 
-def _details(stop_reason: str | None, stop_sequence: str | None) -> ProviderDetails | None:
-    if stop_reason is None:
-        return None
-    details: ProviderDetails = {"finish_reason": stop_reason}
-    if stop_sequence is not None:
-        details["stop_sequence"] = stop_sequence
-    return details
-
-
 def provider_error(exc: anthropic.APIError) -> ProviderError:
     """The `ProviderError` for an SDK exception: the API's own message, status and type."""
     if isinstance(exc, anthropic.APIStatusError):
         status: int | None = exc.status_code
         error_type = cast("str | None", exc.type)
-        message = exc.api_message or _body_message(exc.body) or exc.message
+        # `api_message` is the body's `error.message`
+        message = exc.api_message or exc.message
         if status == 200:  # an error event after the stream started
             status = None
-        retryable = error_type in _RETRYABLE_TYPES or (
-            status is not None and (status in (408, 409, 429) or status >= 500)
-        )
+        retryable = error_type in _RETRYABLE_TYPES or retryable_status(status)
         return ProviderError(
             message, provider=SCOPE, status=status, retryable=retryable, error_type=error_type
         )
     if isinstance(exc, anthropic.APIConnectionError):
-        kind = "timeout" if isinstance(exc, anthropic.APITimeoutError) else "connection_error"
-        return ProviderError(exc.message, provider=SCOPE, retryable=True, error_type=kind)
+        timeout = isinstance(exc, anthropic.APITimeoutError)
+        return connection_error(exc.message, provider=SCOPE, timeout=timeout)
     return ProviderError(exc.message, provider=SCOPE, error_type=type(exc).__name__)
 
 
@@ -512,13 +417,3 @@ def _client_error(exc: Exception) -> Exception:
             "Agent.run_stream, or set a `timeout` in the model settings)"
         )
     return exc
-
-
-def _body_message(body: object) -> str | None:
-    if isinstance(body, dict):
-        error = cast("dict[str, Any]", body).get("error")
-        if isinstance(error, dict):
-            message = cast("dict[str, Any]", error).get("message")
-            if isinstance(message, str):
-                return message
-    return None

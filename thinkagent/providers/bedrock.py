@@ -37,29 +37,26 @@ from typing import Any, NoReturn, cast
 
 from pydantic import JsonValue
 
-from ..errors import ConfigurationError, HistoryError, ProviderError, StreamInterrupted
+from ..errors import ConfigurationError, HistoryError, ProviderError
 from ..history import ForeignReasoning
-from ..messages import (
-    Message,
-    Part,
-    ProviderDetails,
-    TextPart,
-    ThinkingBlock,
-    ToolCall,
-    ToolResult,
-    Usage,
-)
+from ..messages import Message, Part, TextPart, ThinkingBlock, ToolCall, ToolResult, Usage
 from ..stream import MessageAssembler, TextDelta, ThinkingDelta, ToolCallDelta
 from ._claude import (
+    ClaudeModel,
     ClaudeThinking,
     Effort,
-    check_effort,
-    check_foreign_reasoning,
-    check_max_tokens,
-    check_tool_choice,
     finish_reason,
     replay_turns,
-    thinking_active,
+    stop_details,
+    token_usage,
+)
+from ._common import (
+    arguments_object,
+    connection_error,
+    copy_settings,
+    interrupted,
+    merge_settings,
+    retryable_status,
 )
 from .base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
 
@@ -100,7 +97,7 @@ _EXTRA_HEADERS: ContextVar[Mapping[str, str] | None] = ContextVar(
 _HEADERS_HOOK_ID = "thinkagent-extra-headers"
 
 
-class BedrockModel:
+class BedrockModel(ClaudeModel[Any]):
     """A model behind AWS Bedrock's Converse API, through a boto3 `bedrock-runtime` client.
 
     - `client`: your boto3 client (its credentials, region, retries and timeouts apply);
@@ -131,55 +128,20 @@ class BedrockModel:
         extra_headers: Mapping[str, str] | None = None,
         region_name: str | None = None,
     ) -> None:
-        check_effort(effort)
-        check_foreign_reasoning(foreign_reasoning)
-        check_max_tokens(max_tokens, thinking)
-        if settings and "max_tokens" in settings:
-            check_max_tokens(settings["max_tokens"], thinking)
-        self._model_name = model_name
-        self._client: Any = client if client is not None else _client_from_environment(region_name)
-        self._thinking = thinking
-        self._effort: Effort | None = effort
-        self._max_tokens = max_tokens
-        self._foreign_reasoning: ForeignReasoning = foreign_reasoning
-        self.settings: ModelSettings = settings or {}
+        super().__init__(
+            model_name,
+            thinking=thinking,
+            effort=effort,
+            max_tokens=max_tokens,
+            foreign_reasoning=foreign_reasoning,
+            settings=settings,
+        )
+        self._scope = SCOPE
+        self._client = client if client is not None else _client_from_environment(region_name)
         self.additional_model_request_fields: dict[str, Any] = dict(
             additional_model_request_fields or {}
         )
         self.extra_headers: dict[str, str] = dict(extra_headers or {})
-        self._thinking_on = thinking_active(thinking, model_name)
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
-    def thinking(self) -> ClaudeThinking | None:
-        return self._thinking
-
-    @property
-    def effort(self) -> Effort | None:
-        return self._effort
-
-    @property
-    def max_tokens(self) -> int:
-        return self._max_tokens
-
-    @property
-    def foreign_reasoning(self) -> ForeignReasoning:
-        return self._foreign_reasoning
-
-    @property
-    def provider(self) -> str:
-        return SCOPE
-
-    @property
-    def client(self) -> Any:
-        """The boto3 `bedrock-runtime` client this model sends with."""
-        return self._client
-
-    def __repr__(self) -> str:
-        return f"BedrockModel(model_name={self._model_name!r}, provider={SCOPE!r})"
 
     # --- requests ---------------------------------------------------------------------------
 
@@ -189,13 +151,7 @@ class BedrockModel:
         Raises `ConfigurationError` for settings Claude or Converse would refuse, before
         anything is sent.
         """
-        settings = _merge(self.settings, request.settings)
-        max_tokens = settings.get("max_tokens", self.max_tokens)
-        if max_tokens != self.max_tokens:
-            check_max_tokens(max_tokens, self.thinking)
-        tool_names = {tool.name for tool in request.tools}
-        choice = settings.get("tool_choice")
-        check_tool_choice(choice, thinking=self._thinking_on, tool_names=tool_names)
+        settings, max_tokens = self._request_settings(request)
         if settings.get("parallel_tool_calls") is False:
             raise ConfigurationError(
                 "Bedrock Converse cannot disable parallel tool calls: leave parallel_tool_calls "
@@ -207,15 +163,16 @@ class BedrockModel:
         if request.instructions:
             params["system"] = [{"text": request.instructions}]
         inference: dict[str, Any] = {"maxTokens": max_tokens}
-        if "temperature" in settings:
-            inference["temperature"] = settings["temperature"]
-        if "top_p" in settings:
-            inference["topP"] = settings["top_p"]
-        if "stop_sequences" in settings:
-            inference["stopSequences"] = list(settings["stop_sequences"])
+        copy_settings(
+            settings,
+            inference,
+            temperature="temperature",
+            top_p="topP",
+            stop_sequences="stopSequences",
+        )
         params["inferenceConfig"] = inference
         if request.tools:
-            tool_config = _tool_config(request, choice, messages)
+            tool_config = _tool_config(request, settings.get("tool_choice"), messages)
             if tool_config is not None:
                 params["toolConfig"] = tool_config
         additional = dict(self.additional_model_request_fields)
@@ -264,7 +221,7 @@ class BedrockModel:
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params = self.build_request(request)
-        settings = _merge(self.settings, request.settings)
+        settings = merge_settings(self.settings, request.settings)
         headers = self._headers(settings)
         call = asyncio.to_thread(_call, self._client.converse, params, headers)
         try:
@@ -300,7 +257,7 @@ class BedrockModel:
                 model=self._model_name,
                 usage=_usage(response.get("usage")),
                 finish_reason=finish_reason(stop_reason),
-                provider_details=_details(stop_reason),
+                provider_details=stop_details(stop_reason),
             )
         )
 
@@ -311,7 +268,7 @@ class BedrockModel:
         before `messageStop` and `metadata`, and `ProviderError` for an exception event.
         """
         params = self.build_request(request)
-        settings = _merge(self.settings, request.settings)
+        settings = merge_settings(self.settings, request.settings)
         headers = self._headers(settings)
         timeout = settings.get("timeout")
         reader = _StreamReader(
@@ -346,10 +303,11 @@ class BedrockModel:
                         _raise(failure)
                     if stopped and usage is not None:
                         continue  # the connection broke after the last event: nothing is lost
-                    raise StreamInterrupted(
+                    raise interrupted(
                         f"the stream broke before messageStop: {failure}",
+                        assembler,
                         provider=SCOPE,
-                        partial=assembler.partial(provider=SCOPE, model=self._model_name),
+                        model=self._model_name,
                     ) from failure
                 if "contentBlockDelta" in event:
                     body = event["contentBlockDelta"]
@@ -396,10 +354,11 @@ class BedrockModel:
         finally:
             await reader.close()
         if not stopped or usage is None:
-            raise StreamInterrupted(
+            raise interrupted(
                 "the stream ended before messageStop and metadata",
+                assembler,
                 provider=SCOPE,
-                partial=assembler.partial(provider=SCOPE, model=self._model_name),
+                model=self._model_name,
             )
         yield ModelResponse(
             assembler.message(
@@ -407,7 +366,7 @@ class BedrockModel:
                 model=self._model_name,
                 usage=_usage(usage),
                 finish_reason=finish_reason(stop_reason),
-                provider_details=_details(stop_reason),
+                provider_details=stop_details(stop_reason),
             )
         )
 
@@ -576,19 +535,6 @@ def _add_extra_headers(request: Any, **_: Any) -> None:
             request.headers[name] = value
 
 
-def _merge(defaults: ModelSettings, settings: ModelSettings) -> ModelSettings:
-    if not defaults:
-        return settings
-    if not settings:
-        return defaults
-    merged: dict[str, Any] = {**defaults, **settings}
-    if "extra_headers" in defaults and "extra_headers" in settings:
-        merged["extra_headers"] = {**defaults["extra_headers"], **settings["extra_headers"]}
-    if "extra_body" in defaults and "extra_body" in settings:
-        merged["extra_body"] = {**defaults["extra_body"], **settings["extra_body"]}
-    return cast("ModelSettings", merged)
-
-
 def _tool_config(
     request: ModelRequest, choice: str | None, messages: list[dict[str, Any]]
 ) -> dict[str, Any] | None:
@@ -633,7 +579,9 @@ def _block(part: Part) -> dict[str, Any]:
     if isinstance(part, TextPart):
         return {"text": part.text}
     if isinstance(part, ToolCall):
-        return {"toolUse": {"toolUseId": part.id, "name": part.name, "input": _input(part)}}
+        return {
+            "toolUse": {"toolUseId": part.id, "name": part.name, "input": arguments_object(part)}
+        }
     assert isinstance(part, ToolResult)
     content = part.content
     item: dict[str, Any] = (
@@ -663,15 +611,6 @@ def _bad_payload(messages: Sequence[Message]) -> HistoryError:
                         part_index=j,
                     )
     return HistoryError("a Bedrock redacted reasoning payload is not valid base64", message_index=0)
-
-
-def _input(call: ToolCall) -> Any:
-    if isinstance(call.arguments, dict):
-        return call.arguments
-    try:
-        return call.arguments_dict()
-    except ValueError:  # arguments that never parsed: Converse needs a document
-        return {}
 
 
 def _args(use: Mapping[str, Any]) -> dict[str, JsonValue] | str:
@@ -705,26 +644,17 @@ def _reasoning(content: Mapping[str, Any]) -> ThinkingBlock | None:
 def _usage(usage: Mapping[str, Any] | None) -> Usage:
     if not usage:
         return Usage()
-    read = usage.get("cacheReadInputTokens") or 0
-    write = usage.get("cacheWriteInputTokens") or 0
-    return Usage(
-        input_tokens=(usage.get("inputTokens") or 0) + read + write,
-        output_tokens=usage.get("outputTokens") or 0,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
+    return token_usage(
+        usage.get("inputTokens"),
+        usage.get("cacheReadInputTokens"),
+        usage.get("cacheWriteInputTokens"),
+        usage.get("outputTokens"),
     )
 
 
-def _details(stop_reason: str | None) -> ProviderDetails | None:
-    return {"finish_reason": stop_reason} if stop_reason is not None else None
-
-
 def _timeout(settings: ModelSettings) -> ProviderError:
-    return ProviderError(
-        f"no response within the {settings.get('timeout')} s timeout",
-        provider=SCOPE,
-        retryable=True,
-        error_type="timeout",
+    return connection_error(
+        f"no response within the {settings.get('timeout')} s timeout", provider=SCOPE, timeout=True
     )
 
 
@@ -747,8 +677,8 @@ def _translate(exc: BaseException) -> BaseException:
         if not isinstance(exc, _EventStreamError):
             metadata: Any = response.get("ResponseMetadata") or {}
             status = cast("int | None", metadata.get("HTTPStatusCode"))
-        retryable = (code is not None and code.lower() in _RETRYABLE_CODES) or (
-            status is not None and (status in (408, 409, 429) or status >= 500)
+        retryable = (code is not None and code.lower() in _RETRYABLE_CODES) or retryable_status(
+            status
         )
         return ProviderError(
             message, provider=SCOPE, status=status, retryable=retryable, error_type=code

@@ -31,7 +31,7 @@ from google.genai import errors as genai_errors
 from google.genai import types
 from pydantic import JsonValue, ValidationError
 
-from ..errors import ConfigurationError, HistoryError, ProviderError, StreamInterrupted
+from ..errors import ConfigurationError, HistoryError, ProviderError
 from ..history import ForeignReasoning, for_scope
 from ..messages import (
     Message,
@@ -44,6 +44,17 @@ from ..messages import (
     Usage,
 )
 from ..stream import MessageAssembler, TextDelta, ThinkingDelta, ToolCallDelta
+from ._common import (
+    ModelInfo,
+    arguments_object,
+    check_foreign_reasoning,
+    connection_error,
+    copy_settings,
+    interrupted,
+    merge_settings,
+    retryable_status,
+    tool_choice_name,
+)
 from ._gemini import (
     GENERATED_ID,
     SKIP_SIGNATURE,
@@ -79,6 +90,8 @@ _RESERVED = frozenset(
     {"system_instruction", "tools", "automatic_function_calling", "thinking_config"}
 )
 _GENERATED: ProviderDetails = {GENERATED_ID: True}
+_RETRYABLE_STATUSES = frozenset({408, 429})
+"""The statuses (besides 5xx) the SDK's own retry options retry."""
 
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
@@ -98,7 +111,7 @@ _MALFORMED = (json.JSONDecodeError, genai_errors.UnknownApiResponseError)
 """A body (or stream event) that is not the JSON it should be."""
 
 
-class GeminiModel:
+class GeminiModel(ModelInfo[genai.Client]):
     """A Gemini model behind the Gemini API or Vertex AI, through `google.genai.Client`.
 
     - `client`: your `genai.Client` (its credentials, base URL, timeout and retry options
@@ -144,10 +157,7 @@ class GeminiModel:
         self.thinking = GeminiThinking.for_model(
             model_name, include_thoughts=include_thoughts, budget=budget, level=level
         )
-        if foreign_reasoning not in ("drop", "text"):
-            raise ConfigurationError(
-                f"foreign_reasoning must be 'drop' or 'text', got {foreign_reasoning!r}"
-            )
+        check_foreign_reasoning(foreign_reasoning)
         check_missing_signature(missing_signature)
         check_replay_thoughts(replay_thoughts)
         if not isinstance(max_retries, int) or max_retries < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -164,31 +174,13 @@ class GeminiModel:
         self._tools: list[types.Tool] = []
         self._turns: dict[int, tuple[Message, str, types.Content | None]] = {}
 
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
-    def provider(self) -> str:
-        """`"vertex"` for a Vertex AI client, else `"gemini"`: signatures of one are not valid
-        on the other."""
-        return self._scope
-
-    @property
-    def client(self) -> genai.Client:
-        """The `genai.Client` this model sends with."""
-        return self._client
-
-    def __repr__(self) -> str:
-        return f"GeminiModel(model_name={self._model_name!r}, provider={self._scope!r})"
-
     # --- requests ---------------------------------------------------------------------------
 
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for `client.aio.models.generate_content(_stream)`: `model`,
         `contents` and `config`. Raises `ConfigurationError` for a tool choice naming no tool
         on offer, `HistoryError` for a signature that is not base64."""
-        settings = _merge(self.settings, request.settings)
+        settings = merge_settings(self.settings, request.settings)
         update: dict[str, Any] = {}
         if request.instructions:
             update["system_instruction"] = request.instructions
@@ -197,14 +189,14 @@ class GeminiModel:
         choice = settings.get("tool_choice")
         if choice is not None:
             update["tool_config"] = _tool_config(choice, request.tools)
-        if "max_tokens" in settings:
-            update["max_output_tokens"] = settings["max_tokens"]
-        if "temperature" in settings:
-            update["temperature"] = settings["temperature"]
-        if "top_p" in settings:
-            update["top_p"] = settings["top_p"]
-        if "stop_sequences" in settings:
-            update["stop_sequences"] = list(settings["stop_sequences"])
+        copy_settings(
+            settings,
+            update,
+            max_tokens="max_output_tokens",
+            temperature="temperature",
+            top_p="top_p",
+            stop_sequences="stop_sequences",
+        )
         http_options = _http_options(self._base_config.http_options, settings)
         if http_options is not None:
             update["http_options"] = http_options
@@ -304,7 +296,7 @@ class GeminiModel:
                         function_call=types.FunctionCall(
                             id=None if _is_generated(part) else part.id,
                             name=part.name,
-                            args=_arguments(part),
+                            args=arguments_object(part),
                         ),
                         thought_signature=(
                             None
@@ -475,10 +467,11 @@ class GeminiModel:
             if last is None and isinstance(exc, _TRANSPORT_ERRORS):
                 # the SDK sends lazily: nothing arrived, the request itself failed
                 raise _transport_error(exc, scope) from exc
-            raise StreamInterrupted(
+            raise interrupted(
                 f"the stream broke before its finish reason: {type(exc).__name__}: {exc}",
+                assembler,
                 provider=scope,
-                partial=assembler.partial(provider=scope, model=self._model_name),
+                model=self._model_name,
             ) from exc
         finally:  # left early (or failed): release the connection now, not at collection
             aclose = getattr(chunks, "aclose", None)
@@ -486,10 +479,11 @@ class GeminiModel:
                 await aclose()
         blocked = last is not None and _details(None, last) is not None
         if raw_finish is None and not blocked:
-            raise StreamInterrupted(
+            raise interrupted(
                 "the stream ended without a finish reason",
+                assembler,
                 provider=scope,
-                partial=assembler.partial(provider=scope, model=self._model_name),
+                model=self._model_name,
             )
         normalised = finish_reason(raw_finish, tool_calls=has_calls)
         if normalised is None and blocked:
@@ -545,19 +539,6 @@ def _base_config(
         raise ConfigurationError(f"invalid generation_config: {exc}") from exc
 
 
-def _merge(defaults: ModelSettings, settings: ModelSettings) -> ModelSettings:
-    if not defaults:
-        return settings
-    if not settings:
-        return defaults
-    merged: dict[str, Any] = {**defaults, **settings}
-    if "extra_headers" in defaults and "extra_headers" in settings:
-        merged["extra_headers"] = {**defaults["extra_headers"], **settings["extra_headers"]}
-    if "extra_body" in defaults and "extra_body" in settings:
-        merged["extra_body"] = {**defaults["extra_body"], **settings["extra_body"]}
-    return cast("ModelSettings", merged)
-
-
 def _http_options(
     base: types.HttpOptions | None, settings: ModelSettings
 ) -> types.HttpOptions | None:
@@ -587,12 +568,7 @@ def _tool_config(choice: str, tools: Sequence[ToolDefinition]) -> types.ToolConf
     elif choice == "required":
         mode, allowed = types.FunctionCallingConfigMode.ANY, None
     else:
-        names = {tool.name for tool in tools}
-        if choice not in names:
-            offered = ", ".join(sorted(names)) or "none"
-            raise ConfigurationError(
-                f"tool_choice {choice!r} names no tool on offer (tools: {offered})"
-            )
+        tool_choice_name(choice, tools)  # raises for a name no tool on offer has
         mode, allowed = types.FunctionCallingConfigMode.ANY, [choice]
     return types.ToolConfig(
         function_calling_config=types.FunctionCallingConfig(
@@ -667,17 +643,6 @@ def _signature_bytes(signature: str, message_index: int, part_index: int) -> byt
         raise HistoryError(str(exc), message_index=message_index, part_index=part_index) from None
 
 
-def _arguments(call: ToolCall) -> dict[str, Any]:
-    if isinstance(call.arguments, dict):
-        return call.arguments
-    try:
-        return call.arguments_dict()
-    except (
-        ValueError
-    ):  # arguments that never parsed (another provider's text): Gemini needs an object
-        return {}
-
-
 def _tool_call(
     call: types.FunctionCall, signature: str | None, response_id: str | None, index: int
 ) -> ToolCall:
@@ -728,7 +693,7 @@ def provider_error(exc: genai_errors.APIError, scope: str) -> ProviderError:
     status string (`INVALID_ARGUMENT`, `RESOURCE_EXHAUSTED`...)."""
     status = exc.code if isinstance(exc.code, int) else None  # pyright: ignore[reportUnnecessaryIsInstance]
     message = exc.message if isinstance(exc.message, str) and exc.message else str(exc)
-    retryable = status is not None and (status in (408, 429) or status >= 500)
+    retryable = retryable_status(status, _RETRYABLE_STATUSES)
     return ProviderError(
         message,
         provider=scope,
@@ -740,9 +705,8 @@ def provider_error(exc: genai_errors.APIError, scope: str) -> ProviderError:
 
 def _transport_error(exc: BaseException, scope: str) -> ProviderError:
     timeout = isinstance(exc, (TimeoutError, httpx2.TimeoutException))
-    return ProviderError(
+    return connection_error(
         f"{'timeout' if timeout else 'connection error'}: {type(exc).__name__}: {exc}",
         provider=scope,
-        retryable=True,
-        error_type="timeout" if timeout else "connection_error",
+        timeout=timeout,
     )

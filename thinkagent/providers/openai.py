@@ -19,7 +19,6 @@ See `docs/providers/openai.md`.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -31,7 +30,7 @@ import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.completion_usage import CompletionUsage
 
-from ..errors import ConfigurationError, ProviderError, StreamInterrupted
+from ..errors import ConfigurationError, ProviderError
 from ..history import ForeignReasoning, for_scope
 from ..messages import (
     FinishReason,
@@ -45,16 +44,26 @@ from ..messages import (
     Usage,
 )
 from ..stream import MessageAssembler, TextDelta, ThinkingDelta, ToolCallDelta
+from ._common import (
+    ModelInfo,
+    arguments_json,
+    check_foreign_reasoning,
+    copy_settings,
+    interrupted,
+    merge_settings,
+    request_options,
+)
 from ._openai import (
     STREAM_BREAKS,
     ReasoningEffort,
     add_hint,
-    check_foreign_reasoning,
     check_reasoning_effort,
+    client_from_environment,
     client_secrets,
-    merge_settings,
     provider_error,
-    tool_choice_name,
+    set_tool_choice,
+    stream_error,
+    user_items,
 )
 from ._openai_tags import (
     DEFAULT_TAGS,
@@ -262,27 +271,24 @@ def resolve_dialect(
 def _build_client(dialect: ChatDialect | None) -> openai.AsyncOpenAI:
     """A client from the environment: `AZURE_OPENAI_*`/`OPENAI_API_VERSION` for Azure,
     the dialect's key variable and base URL for a named endpoint, `OPENAI_*` otherwise."""
-    try:
-        if dialect is not None and dialect.name == "azure":
-            return openai.AsyncAzureOpenAI()
-        if dialect is not None and (dialect.base_url or dialect.api_key_env):
-            env = dialect.name.upper().replace("-", "_")
-            base_url = os.environ.get(f"{env}_BASE_URL") or dialect.base_url
-            if dialect.api_key_env:
-                api_key = os.environ.get(dialect.api_key_env)
-                if not api_key:
-                    raise ConfigurationError(
-                        f"no API key for the {dialect.name} endpoint: set {dialect.api_key_env} "
-                        "or pass client=openai.AsyncOpenAI(...)"
-                    )
-            else:
-                api_key = dialect.name  # local servers take any key
-            return openai.AsyncOpenAI(api_key=api_key, base_url=base_url)
-        return openai.AsyncOpenAI()
-    except openai.OpenAIError as exc:
-        raise ConfigurationError(
-            f"could not build an OpenAI client from the environment: {exc}"
-        ) from None
+    if dialect is not None and dialect.name == "azure":
+        return client_from_environment(openai.AsyncAzureOpenAI)
+    if dialect is not None and (dialect.base_url or dialect.api_key_env):
+        env = dialect.name.upper().replace("-", "_")
+        base_url = os.environ.get(f"{env}_BASE_URL") or dialect.base_url
+        if dialect.api_key_env:
+            api_key = os.environ.get(dialect.api_key_env)
+            if not api_key:
+                raise ConfigurationError(
+                    f"no API key for the {dialect.name} endpoint: set {dialect.api_key_env} "
+                    "or pass client=openai.AsyncOpenAI(...)"
+                )
+        else:
+            api_key = dialect.name  # local servers take any key
+        return client_from_environment(
+            lambda: openai.AsyncOpenAI(api_key=api_key, base_url=base_url)
+        )
+    return client_from_environment()
 
 
 _FINISH: Mapping[str, FinishReason] = {
@@ -299,7 +305,7 @@ def finish_reason(raw: str | None) -> FinishReason | None:
     return _FINISH.get(raw) if raw is not None else None
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(ModelInfo[openai.AsyncOpenAI]):
     """A model behind Chat Completions (OpenAI, Azure OpenAI, or a compatible endpoint),
     through `openai.AsyncOpenAI` / `openai.AsyncAzureOpenAI`.
 
@@ -333,6 +339,7 @@ class OpenAIChatModel:
         given = resolve_dialect(dialect) if dialect is not None else None
         self._client = client if client is not None else _build_client(given)
         self._dialect = given if given is not None else resolve_dialect(None, self._client)
+        self._scope = self._dialect.name
         self._model_name = model_name
         self.reasoning_effort: ReasoningEffort | None = reasoning_effort
         self.foreign_reasoning: ForeignReasoning = foreign_reasoning
@@ -356,25 +363,9 @@ class OpenAIChatModel:
         )
 
     @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
-    def provider(self) -> str:
-        """The dialect's name: the scope this model's messages are tagged with."""
-        return self._dialect.name
-
-    @property
     def dialect(self) -> ChatDialect:
+        """The endpoint's dialect: its name is the scope this model's messages are tagged with."""
         return self._dialect
-
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The client this model sends with."""
-        return self._client
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatModel(model_name={self._model_name!r}, provider={self.provider!r})"
 
     # --- requests ---------------------------------------------------------------------------
 
@@ -396,32 +387,18 @@ class OpenAIChatModel:
                     function["description"] = tool.description
                 tools.append({"type": "function", "function": function})
             params["tools"] = tools
-            choice = settings.get("tool_choice")
-            forced = tool_choice_name(choice, request.tools)
-            if forced is not None:
-                params["tool_choice"] = {"type": "function", "function": {"name": forced}}
-            elif choice is not None:
-                params["tool_choice"] = choice
-            if "parallel_tool_calls" in settings:
-                params["parallel_tool_calls"] = settings["parallel_tool_calls"]
+            set_tool_choice(params, settings, request.tools, _named_tool_choice)
         if self.reasoning_effort is not None:
             params["reasoning_effort"] = self.reasoning_effort
-        if "max_tokens" in settings:
-            params[self._dialect.max_tokens_param] = settings["max_tokens"]
-        if "temperature" in settings:
-            params["temperature"] = settings["temperature"]
-        if "top_p" in settings:
-            params["top_p"] = settings["top_p"]
-        if "stop_sequences" in settings:
-            params["stop"] = list(settings["stop_sequences"])
-        if "timeout" in settings:
-            params["timeout"] = settings["timeout"]
-        extra_body = {**self.extra_body, **settings.get("extra_body", {})}
-        if extra_body:
-            params["extra_body"] = extra_body
-        extra_headers = {**self.extra_headers, **settings.get("extra_headers", {})}
-        if extra_headers:
-            params["extra_headers"] = extra_headers
+        copy_settings(
+            settings,
+            params,
+            max_tokens=self._dialect.max_tokens_param,
+            temperature="temperature",
+            top_p="top_p",
+            stop_sequences="stop",
+        )
+        request_options(params, settings, self.extra_body, self.extra_headers)
         return params
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -438,24 +415,7 @@ class OpenAIChatModel:
         out: list[dict[str, Any]] = []
         for i, message in enumerate(sent):
             if message.role == "user":
-                texts: list[str] = []
-                for part in message.parts:
-                    if isinstance(part, ToolResult):
-                        out.append(
-                            {
-                                "role": "tool",
-                                "tool_call_id": part.call_id,
-                                "content": part.content_text(),
-                            }
-                        )
-                    elif isinstance(part, TextPart) and part.text:
-                        texts.append(part.text)
-                if len(texts) == 1:
-                    out.append({"role": "user", "content": texts[0]})
-                elif texts:
-                    out.append(
-                        {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
-                    )
+                out += user_items(message, _tool_message, "text")
                 continue
             wire = self._assistant(message, i in replay, field)
             if wire is not None:
@@ -485,7 +445,7 @@ class OpenAIChatModel:
                     {
                         "id": part.id,
                         "type": "function",
-                        "function": {"name": part.name, "arguments": _arguments(part)},
+                        "function": {"name": part.name, "arguments": arguments_json(part)},
                     }
                 )
         if self._tags is not None:
@@ -669,20 +629,21 @@ class OpenAIChatModel:
                         refusal.append(delta.refusal)
                     if choice.finish_reason is not None:
                         raw_finish = choice.finish_reason
-        except openai.APIConnectionError as exc:
-            raise self._interrupted(exc, assembler, model) from exc
-        except openai.OpenAIError as exc:  # an error event inside the stream
-            raise self._error(exc, params) from exc
-        except STREAM_BREAKS as exc:
-            raise self._interrupted(exc, assembler, model) from exc
+        except (openai.OpenAIError, *STREAM_BREAKS) as exc:  # a break, or an error event
+            raise stream_error(
+                exc,
+                assembler,
+                scope=scope,
+                model=model,
+                terminal="its finish_reason",
+                error=lambda e: self._error(e, params),
+            ) from exc
         if splitter is not None:
             for piece in place(splitter.end()):
                 yield piece
         if raw_finish is None:
-            raise StreamInterrupted(
-                "the stream ended without a finish_reason",
-                provider=scope,
-                partial=assembler.partial(provider=scope, model=model),
+            raise interrupted(
+                "the stream ended without a finish_reason", assembler, provider=scope, model=model
             )
         yield ModelResponse(
             assembler.message(
@@ -696,16 +657,6 @@ class OpenAIChatModel:
         )
 
     # --- errors -----------------------------------------------------------------------------
-
-    def _interrupted(
-        self, exc: BaseException, assembler: MessageAssembler, model: str
-    ) -> StreamInterrupted:
-        scope = self.provider
-        return StreamInterrupted(
-            f"the stream broke before its finish_reason: {type(exc).__name__}",
-            provider=scope,
-            partial=assembler.partial(provider=scope, model=model),
-        )
 
     def _error(self, exc: openai.OpenAIError, params: Mapping[str, Any]) -> ProviderError:
         error = provider_error(exc, scope=self.provider, secrets=self._secrets)
@@ -766,10 +717,12 @@ def _replayed(messages: Sequence[Message], rule: ReplayRule, scope: str) -> set[
     return chosen
 
 
-def _arguments(call: ToolCall) -> str:
-    if isinstance(call.arguments, str):
-        return call.arguments
-    return json.dumps(call.arguments, ensure_ascii=False)
+def _named_tool_choice(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name}}
+
+
+def _tool_message(result: ToolResult) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": result.call_id, "content": result.content_text()}
 
 
 def _usage(usage: CompletionUsage | None) -> Usage:

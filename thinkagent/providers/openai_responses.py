@@ -20,7 +20,6 @@ without it. See `docs/providers/openai.md`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Literal, cast
 
@@ -33,7 +32,7 @@ from openai.types.responses import (
 )
 from pydantic import JsonValue
 
-from ..errors import ConfigurationError, ProviderError, StreamInterrupted
+from ..errors import ConfigurationError, ProviderError
 from ..history import ForeignReasoning, for_scope
 from ..messages import (
     FinishReason,
@@ -47,16 +46,26 @@ from ..messages import (
     Usage,
 )
 from ..stream import MessageAssembler, TextDelta, ThinkingDelta, ToolCallDelta
+from ._common import (
+    ModelInfo,
+    arguments_json,
+    check_foreign_reasoning,
+    copy_settings,
+    interrupted,
+    merge_settings,
+    request_options,
+)
 from ._openai import (
     STREAM_BREAKS,
     ReasoningEffort,
-    check_foreign_reasoning,
     check_reasoning_effort,
+    client_from_environment,
     client_secrets,
-    merge_settings,
     provider_error,
     redact,
-    tool_choice_name,
+    set_tool_choice,
+    stream_error,
+    user_items,
 )
 from .base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
 
@@ -84,7 +93,7 @@ SUMMARY_SEPARATOR = "\n\n"
 _SUMMARIES = ("auto", "concise", "detailed")
 
 
-class OpenAIResponsesModel:
+class OpenAIResponsesModel(ModelInfo[openai.AsyncOpenAI]):
     """An OpenAI reasoning model behind the Responses API, through `openai.AsyncOpenAI` (or
     `openai.AsyncAzureOpenAI`).
 
@@ -125,12 +134,7 @@ class OpenAIResponsesModel:
                 f"got {reasoning_summary!r}"
             )
         if client is None:
-            try:
-                client = openai.AsyncOpenAI()
-            except openai.OpenAIError as exc:
-                raise ConfigurationError(
-                    f"could not build an OpenAI client from the environment: {exc}"
-                ) from None
+            client = client_from_environment()
         self._client = client
         self._scope = scope or (
             AZURE_SCOPE if isinstance(client, openai.AsyncAzureOpenAI) else SCOPE
@@ -144,22 +148,6 @@ class OpenAIResponsesModel:
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         self.extra_headers: dict[str, str] = dict(extra_headers or {})
         self._secrets = client_secrets(client)
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
-    def provider(self) -> str:
-        return self._scope
-
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The client this model sends with."""
-        return self._client
-
-    def __repr__(self) -> str:
-        return f"OpenAIResponsesModel(model_name={self._model_name!r}, provider={self._scope!r})"
 
     # --- requests ---------------------------------------------------------------------------
 
@@ -196,33 +184,20 @@ class OpenAIResponsesModel:
                 }
                 for tool in request.tools
             ]
-            choice = settings.get("tool_choice")
-            forced = tool_choice_name(choice, request.tools)
-            if forced is not None:
-                params["tool_choice"] = {"type": "function", "name": forced}
-            elif choice is not None:
-                params["tool_choice"] = choice
-            if "parallel_tool_calls" in settings:
-                params["parallel_tool_calls"] = settings["parallel_tool_calls"]
+            set_tool_choice(params, settings, request.tools, _named_tool_choice)
         if settings.get("stop_sequences"):
             raise ConfigurationError(
                 "the Responses API has no stop sequences: remove stop_sequences from the "
                 "settings, or use OpenAIChatModel"
             )
-        if "max_tokens" in settings:
-            params["max_output_tokens"] = settings["max_tokens"]
-        if "temperature" in settings:
-            params["temperature"] = settings["temperature"]
-        if "top_p" in settings:
-            params["top_p"] = settings["top_p"]
-        if "timeout" in settings:
-            params["timeout"] = settings["timeout"]
-        extra_body = {**self.extra_body, **settings.get("extra_body", {})}
-        if extra_body:
-            params["extra_body"] = extra_body
-        extra_headers = {**self.extra_headers, **settings.get("extra_headers", {})}
-        if extra_headers:
-            params["extra_headers"] = extra_headers
+        copy_settings(
+            settings,
+            params,
+            max_tokens="max_output_tokens",
+            temperature="temperature",
+            top_p="top_p",
+        )
+        request_options(params, settings, self.extra_body, self.extra_headers)
         return params
 
     def build_input(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -266,8 +241,12 @@ class OpenAIResponsesModel:
 
     def _failed(self, response: Response) -> ProviderError:
         error = response.error
-        message = error.message if error is not None else "the response failed"
-        code = str(error.code) if error is not None else None
+        if error is None:
+            return self._error("the response failed", None)
+        return self._error(error.message, str(error.code))
+
+    def _error(self, message: str, code: str | None) -> ProviderError:
+        """The `ProviderError` for a failed response or an `error` event in the stream."""
         return ProviderError(
             redact(message, self._secrets),
             provider=self._scope,
@@ -412,35 +391,25 @@ class OpenAIResponsesModel:
                     elif event.type == "response.failed":
                         raise self._failed(event.response)
                     elif event.type == "error":
-                        raise ProviderError(
-                            redact(event.message, self._secrets),
-                            provider=scope,
-                            retryable=event.code in ("server_error", "rate_limit_exceeded"),
-                            error_type=event.code,
-                        )
-        except openai.APIConnectionError as exc:
-            raise self._interrupted(exc, assembler, model) from exc
-        except openai.OpenAIError as exc:
-            raise provider_error(exc, scope=scope, secrets=self._secrets) from exc
-        except STREAM_BREAKS as exc:
-            raise self._interrupted(exc, assembler, model) from exc
+                        raise self._error(event.message, event.code)
+        except (openai.OpenAIError, *STREAM_BREAKS) as exc:  # a break, or an error event
+            raise stream_error(
+                exc,
+                assembler,
+                scope=scope,
+                model=model,
+                terminal="response.completed",
+                error=lambda e: provider_error(e, scope=scope, secrets=self._secrets),
+            ) from exc
         if final is None:
-            raise StreamInterrupted(
+            raise interrupted(
                 "the stream ended before response.completed",
+                assembler,
                 provider=scope,
-                partial=assembler.partial(provider=scope, model=model),
+                model=model,
             )
         items = [done[i] for i in sorted(done)] if done else list(final.output)
         yield ModelResponse(self._message(final, items))
-
-    def _interrupted(
-        self, exc: BaseException, assembler: MessageAssembler, model: str
-    ) -> StreamInterrupted:
-        return StreamInterrupted(
-            f"the stream broke before response.completed: {type(exc).__name__}",
-            provider=self._scope,
-            partial=assembler.partial(provider=self._scope, model=model),
-        )
 
 
 # --- translation -----------------------------------------------------------------------------
@@ -533,27 +502,7 @@ def input_items(
     out: list[dict[str, Any]] = []
     for message in for_scope(messages, scope, foreign_reasoning=foreign_reasoning):
         if message.role == "user":
-            texts: list[str] = []
-            for part in message.parts:
-                if isinstance(part, ToolResult):
-                    out.append(
-                        {
-                            "type": "function_call_output",
-                            "call_id": part.call_id,
-                            "output": part.content_text(),
-                        }
-                    )
-                elif isinstance(part, TextPart) and part.text:
-                    texts.append(part.text)
-            if len(texts) == 1:
-                out.append({"role": "user", "content": texts[0]})
-            elif texts:
-                out.append(
-                    {
-                        "role": "user",
-                        "content": [{"type": "input_text", "text": t} for t in texts],
-                    }
-                )
+            out += user_items(message, _call_output, "input_text")
         elif message.provider == scope:
             out.extend(_native_items(message.parts, store=store))
         else:
@@ -582,7 +531,7 @@ def _native_items(parts: Sequence[Part], *, store: bool) -> list[dict[str, Any]]
                 "type": "function_call",
                 "call_id": part.id,
                 "name": part.name,
-                "arguments": _arguments(part),
+                "arguments": arguments_json(part),
             }
             if isinstance(item_id, str):
                 item["id"] = item_id
@@ -695,16 +644,22 @@ def _foreign_items(parts: Sequence[Part]) -> list[dict[str, Any]]:
                     "type": "function_call",
                     "call_id": part.id,
                     "name": part.name,
-                    "arguments": _arguments(part),
+                    "arguments": arguments_json(part),
                 }
             )
     return out
 
 
-def _arguments(call: ToolCall) -> str:
-    if isinstance(call.arguments, str):
-        return call.arguments
-    return json.dumps(call.arguments, ensure_ascii=False)
+def _named_tool_choice(name: str) -> dict[str, Any]:
+    return {"type": "function", "name": name}
+
+
+def _call_output(result: ToolResult) -> dict[str, Any]:
+    return {
+        "type": "function_call_output",
+        "call_id": result.call_id,
+        "output": result.content_text(),
+    }
 
 
 def _usage(usage: ResponseUsage | None) -> Usage:

@@ -1,0 +1,176 @@
+"""What every adapter shares: the model's identity, settings plumbing, checks, and the errors
+for a failed request or a broken stream.
+
+Provider-neutral: no vendor SDK is imported here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Container, Mapping, Sequence
+from typing import Any, Generic, TypeVar, cast
+
+from ..errors import ConfigurationError, ProviderError, StreamInterrupted
+from ..messages import ToolCall
+from ..stream import MessageAssembler
+from .base import ModelSettings, ToolDefinition
+
+__all__ = [
+    "RETRYABLE_STATUSES",
+    "ClientT",
+    "ModelInfo",
+    "arguments_json",
+    "arguments_object",
+    "check_foreign_reasoning",
+    "connection_error",
+    "copy_settings",
+    "interrupted",
+    "merge_settings",
+    "request_options",
+    "retryable_status",
+    "tool_choice_name",
+]
+
+ClientT = TypeVar("ClientT")
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+"""HTTP statuses (besides 5xx) after which the same request may succeed."""
+
+
+class ModelInfo(Generic[ClientT]):
+    """`model_name`, `provider`, `client` and the repr of a model class (from `_model_name`,
+    `_scope` and `_client`, which the class sets)."""
+
+    _model_name: str
+    _scope: str
+    _client: ClientT
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def provider(self) -> str:
+        """The provider scope this model's messages are tagged with (their proofs are valid
+        only there)."""
+        return self._scope
+
+    @property
+    def client(self) -> ClientT:
+        """The official SDK client this model sends with."""
+        return self._client
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model_name={self._model_name!r}, provider={self._scope!r})"
+
+
+def check_foreign_reasoning(policy: str) -> None:
+    if policy not in ("drop", "text"):
+        raise ConfigurationError(f"foreign_reasoning must be 'drop' or 'text', got {policy!r}")
+
+
+def merge_settings(defaults: ModelSettings, settings: ModelSettings) -> ModelSettings:
+    """A request's settings over the model's defaults (headers and extra body merged by key)."""
+    if not defaults:
+        return settings
+    if not settings:
+        return defaults
+    merged: dict[str, Any] = {**defaults, **settings}
+    if "extra_headers" in defaults and "extra_headers" in settings:
+        merged["extra_headers"] = {**defaults["extra_headers"], **settings["extra_headers"]}
+    if "extra_body" in defaults and "extra_body" in settings:
+        merged["extra_body"] = {**defaults["extra_body"], **settings["extra_body"]}
+    return cast("ModelSettings", merged)
+
+
+def copy_settings(settings: ModelSettings, target: dict[str, Any], **fields: str) -> None:
+    """Copy each setting named in `fields` that is set into `target`, under its wire name
+    (`top_p="topP"`); a list is copied."""
+    values = cast("Mapping[str, Any]", settings)
+    for name, field in fields.items():
+        if name in values:
+            value = values[name]
+            target[field] = list(cast("list[Any]", value)) if isinstance(value, list) else value
+
+
+def request_options(
+    params: dict[str, Any],
+    settings: ModelSettings,
+    extra_body: Mapping[str, Any],
+    extra_headers: Mapping[str, str],
+    *,
+    body_settings: Sequence[str] = (),
+) -> None:
+    """Add the per-call options of the `anthropic` and `openai` SDKs to `params`: `extra_body`
+    and `extra_headers` (the model's, under the request's) and `timeout`. `body_settings` go
+    into the extra body (settings the SDK has no parameter for)."""
+    body = {**extra_body, **settings.get("extra_body", {})}
+    copy_settings(settings, body, **{name: name for name in body_settings})
+    if body:
+        params["extra_body"] = body
+    headers = {**extra_headers, **settings.get("extra_headers", {})}
+    if headers:
+        params["extra_headers"] = headers
+    if "timeout" in settings:
+        params["timeout"] = settings["timeout"]
+
+
+def tool_choice_name(choice: str | None, tools: Sequence[ToolDefinition]) -> str | None:
+    """The tool a named `tool_choice` forces (None for `auto`/`none`/`required`/unset).
+
+    Raises `ConfigurationError` when the name matches no tool on offer.
+    """
+    if choice is None or choice in ("auto", "none", "required"):
+        return None
+    names = {tool.name for tool in tools}
+    if choice not in names:
+        offered = ", ".join(sorted(names)) or "none"
+        raise ConfigurationError(
+            f"tool_choice {choice!r} names no tool on offer (tools: {offered})"
+        )
+    return choice
+
+
+def arguments_object(call: ToolCall) -> dict[str, Any]:
+    """A call's arguments as an object, for APIs that take one: `{}` for arguments that never
+    parsed (another provider's text)."""
+    if isinstance(call.arguments, dict):
+        return call.arguments
+    try:
+        return call.arguments_dict()
+    except ValueError:
+        return {}
+
+
+def arguments_json(call: ToolCall) -> str:
+    """A call's arguments as JSON text: exactly as received when they came as text."""
+    if isinstance(call.arguments, str):
+        return call.arguments
+    return json.dumps(call.arguments, ensure_ascii=False)
+
+
+def retryable_status(status: int | None, statuses: Container[int] = RETRYABLE_STATUSES) -> bool:
+    """Whether an HTTP status says the same request may succeed later: one of `statuses`, or
+    5xx."""
+    return status is not None and (status in statuses or status >= 500)
+
+
+def connection_error(message: str, *, provider: str, timeout: bool) -> ProviderError:
+    """The retryable `ProviderError` for a request that got no response: a timeout, or a
+    connection that failed."""
+    return ProviderError(
+        message,
+        provider=provider,
+        retryable=True,
+        error_type="timeout" if timeout else "connection_error",
+    )
+
+
+def interrupted(
+    reason: str, assembler: MessageAssembler, *, provider: str, model: str
+) -> StreamInterrupted:
+    """`StreamInterrupted` for a stream that ended before its terminal event, with what had
+    arrived (the block being built left unsigned)."""
+    return StreamInterrupted(
+        reason, provider=provider, partial=assembler.partial(provider=provider, model=model)
+    )
