@@ -319,8 +319,8 @@ class AgentStream:
     ) -> None:
         await self.aclose()
 
-    def __aiter__(self) -> AgentStream:
-        return self
+    def __aiter__(self) -> AsyncIterator[AgentEvent]:
+        return self._events  # iterate the run itself: no extra hop per event
 
     async def __anext__(self) -> AgentEvent:
         return await self._events.__anext__()

@@ -187,11 +187,8 @@ class MessageAssembler:
     def _part(self, b: _Builder, *, partial: bool = False) -> Part | None:
         text = "".join(b.chunks)
         if b.kind is ThinkingBlock:
-            block = ThinkingBlock.model_construct(
-                text=text, signature=b.signature, redacted=b.redacted, id=b.id
-            )
-            if partial and block.problem() is not None:
-                return None
+            if partial and not (text or b.signature or b.redacted is not None or b.id):
+                return None  # nothing arrived that could be shown or replayed
             return ThinkingBlock(
                 text=text,
                 signature=b.signature,

@@ -21,7 +21,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def get_weather(city: str) -> str:
+async def get_weather(city: str) -> str:
     """Current weather for a city."""
     return f"sunny in {city}, 21 C"
 
@@ -76,7 +76,7 @@ class GeminiLoops:
                     function_response=types.FunctionResponse(
                         id=call.id,
                         name=call.name,
-                        response={"output": get_weather(**(call.args or {}))},
+                        response={"output": await get_weather(**(call.args or {}))},
                     )
                 )
                 for call in calls

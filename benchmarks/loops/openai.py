@@ -41,7 +41,7 @@ RESPONSES_TOOL: dict[str, Any] = {
 }
 
 
-def get_weather(city: str) -> str:
+async def get_weather(city: str) -> str:
     """Current weather for a city."""
     return f"sunny in {city}, 21 C"
 
@@ -95,7 +95,7 @@ class ChatLoops:
                 {
                     "role": "tool",
                     "tool_call_id": call["id"],
-                    "content": get_weather(**json.loads(call["function"]["arguments"])),
+                    "content": await get_weather(**json.loads(call["function"]["arguments"])),
                 }
                 for call in assistant["tool_calls"]
             ]
@@ -186,7 +186,7 @@ class ResponsesLoops:
                 return
             items = [*items, *_replayable(output)]
             for call in calls:
-                output_text = get_weather(**json.loads(call.arguments))
+                output_text = await get_weather(**json.loads(call.arguments))
                 items.append(
                     {"type": "function_call_output", "call_id": call.call_id, "output": output_text}
                 )
