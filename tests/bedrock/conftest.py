@@ -13,18 +13,6 @@ from thinkagent.emulator import Emulator
 
 
 @pytest.fixture(scope="module")
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
-
-
-@pytest.fixture(autouse=True)
-def _fresh(request: pytest.FixtureRequest) -> None:
-    if "emu" in request.fixturenames:
-        request.getfixturevalue("emu").reset()
-
-
-@pytest.fixture(scope="module")
 def client(emu: Emulator) -> Iterator[Any]:
     """No retries: a fault reaches the adapter as it happened."""
     client = emu.bedrock_client(config=Config(retries={"total_max_attempts": 1}))

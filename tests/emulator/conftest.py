@@ -3,7 +3,7 @@ per test (an async client belongs to the test's event loop)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -68,18 +68,6 @@ RESPONSES_TOOLS: list[dict[str, Any]] = [
 ]
 QUESTION = "What's the weather and the time in Paris?"
 TOOL_OUTPUT = {"get_weather": "sunny, 21 C", "get_time": "14:05"}
-
-
-@pytest.fixture(scope="module")
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
-
-
-@pytest.fixture(autouse=True)
-def _fresh(request: pytest.FixtureRequest) -> None:
-    if "emu" in request.fixturenames:
-        request.getfixturevalue("emu").reset()
 
 
 @pytest.fixture

@@ -3,24 +3,12 @@ Vertex AI client per test (an async client belongs to the test's event loop)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from thinkagent.emulator import Emulator
-
-
-@pytest.fixture(scope="module")
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
-
-
-@pytest.fixture(autouse=True)
-def _fresh(request: pytest.FixtureRequest) -> None:
-    if "emu" in request.fixturenames:
-        request.getfixturevalue("emu").reset()
 
 
 @pytest.fixture

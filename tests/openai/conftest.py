@@ -1,21 +1,15 @@
-"""Shared fixtures: one emulator per test module, reset before each test. Tests build their
-clients per test (an async client belongs to the test's event loop); every client the
-emulator's factories made is closed when the test ends."""
+"""The emulator (`emu`, from the suite's conftest) is reset before each test, and every client
+its factories made during the test is closed when the test ends (an async client belongs to
+the test's event loop)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from thinkagent.emulator import Emulator
-
-
-@pytest.fixture(scope="module")
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
 
 
 @pytest.fixture(autouse=True)
