@@ -247,6 +247,29 @@ def test_command_line_serves_and_stops_on_sigint() -> None:
             messages=[{"role": "user", "content": [{"text": "Hello"}]}],
         )
         assert reply["stopReason"] == "end_turn"
+        with openai.OpenAI(api_key="k", base_url=urls["OpenAI"], max_retries=0) as oai:
+            chat = oai.chat.completions.create(
+                model="deepseek-reasoner", messages=[{"role": "user", "content": "Hello"}]
+            )
+            assert chat.choices[0].finish_reason == "stop"
+            assert oai.responses.create(model="gpt-5", input="Hello").status == "completed"
+        with openai.AzureOpenAI(
+            api_key="k", api_version="2025-04-01-preview", azure_endpoint=urls["Azure"]
+        ) as azure:
+            reply = azure.chat.completions.create(
+                model="gpt-5", messages=[{"role": "user", "content": "Hello"}]
+            )
+            assert reply.choices[0].finish_reason == "stop"
+        if HAS_GENAI:
+            gemini = genai.Client(
+                api_key="k",
+                http_options=genai.types.HttpOptions(
+                    base_url=urls["Gemini"].removesuffix("/v1beta"), api_version="v1beta"
+                ),
+            )
+            assert gemini.models.generate_content(
+                model="gemini-3-pro-preview", contents="Hello"
+            ).text
 
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=10)
