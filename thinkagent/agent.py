@@ -217,6 +217,8 @@ class Agent:
         last = history[-1] if history else None
         unanswered = last.tool_calls if last is not None and last.role == "assistant" else []
         if prompt is not None:
+            if not prompt.strip():
+                raise HistoryError("the prompt is empty", message_index=len(history))
             if unanswered:
                 raise HistoryError(
                     "the history ends with tool calls that have no results; continue it with "
@@ -255,7 +257,14 @@ class Agent:
         if len(calls) == 1:  # nothing to run concurrently: spare a task (a hot path)
             results = [await self._call_tool(calls[0])]
         else:
-            results = await asyncio.gather(*(self._call_tool(call) for call in calls))
+            tasks = [asyncio.ensure_future(self._call_tool(call)) for call in calls]
+            try:
+                results = await asyncio.gather(*tasks)
+            except BaseException:  # cancelled, or worse: stop the other calls, leave no task
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
         state.new_messages.append(Message(role="user", parts=tuple(results)))
         for result in results:
             if not result.is_error:

@@ -42,6 +42,10 @@ class ThinkAgentError(Exception):
         self.messages = []
         self.usage = None
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Keyword-only constructors: rebuild from args and state (pickle, multiprocessing).
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
     def with_evidence(self, messages: Sequence[Message], usage: Usage) -> ThinkAgentError:
         """Attach a run's evidence (used by the agent before re-raising)."""
         self.messages = list(messages)
@@ -140,3 +144,15 @@ class RunCancelled(asyncio.CancelledError):
         super().__init__("run cancelled")
         self.messages = list(messages)
         self.usage = usage
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+def _rebuild(
+    cls: type[BaseException], args: tuple[object, ...], state: dict[str, object]
+) -> BaseException:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error

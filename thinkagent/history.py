@@ -42,8 +42,9 @@ def validate_history(messages: Sequence[Message]) -> None:
     Checks: the conversation starts with a user message and no two assistant messages follow
     each other; thinking and tool calls appear only on assistant messages and tool results only
     on user messages; every thinking block is valid; every tool result answers a call of the
-    assistant message before it, once; every tool call is answered by the user turn after it
-    (only the last message, an assistant message, may still have calls pending).
+    assistant message before it, once; every tool call is answered in the user message right
+    after it, which Chat Completions-style APIs require (only the last message, an assistant
+    message, may still have calls pending).
     """
     pending: dict[str, tuple[int, int]] = {}
     answered: set[str] = set()
@@ -60,22 +61,19 @@ def validate_history(messages: Sequence[Message]) -> None:
                 raise HistoryError(
                     "roles out of order: two assistant messages in a row", message_index=i
                 )
-            if pending:
-                call_id, (mi, pi) = next(iter(pending.items()))
-                raise HistoryError(
-                    f"tool call {call_id!r} has no result before the next assistant message",
-                    message_index=mi,
-                    part_index=pi,
-                )
             answered = set()
         elif not message.parts:
             raise HistoryError("a user message needs at least one part", message_index=i)
         for j, part in enumerate(message.parts):
             _check_part(message, part, i, j, pending, answered)
+        if pending and message.role == "user":
+            call_id, (mi, pi) = next(iter(pending.items()))
+            raise HistoryError(
+                f"tool call {call_id!r} has no result in the user turn after it",
+                message_index=mi,
+                part_index=pi,
+            )
         previous_role = message.role
-    if pending and previous_role == "user":
-        call_id, (mi, pi) = next(iter(pending.items()))
-        raise HistoryError(f"tool call {call_id!r} has no result", message_index=mi, part_index=pi)
 
 
 def _check_part(
@@ -124,61 +122,55 @@ def _check_part(
 def repair(messages: Sequence[Message]) -> list[Message]:
     """Mend what an interrupted run leaves: answer unanswered tool calls, drop orphaned results.
 
-    Every tool call with no result gets an error result saying it was interrupted (placed right
-    after its assistant message); every result that answers no call of the assistant message
-    before it is dropped, and so is a user message left empty by that. Idempotent.
+    The results of an assistant message's tool calls are gathered into the user message right
+    after it (first, in call order), every call with no result gets an error result saying it
+    was interrupted, and every result that answers no call of the assistant message before it is
+    dropped, along with a user message left empty. Messages that need no change are returned as
+    they are. Idempotent.
     """
     repaired: list[Message] = []
-    calls: dict[str, ToolCall] = {}
-    answered: set[str] = set()
-
-    def answer_missing() -> None:
-        missing = [c for c in calls.values() if c.id not in answered]
-        if not missing:
-            return
-        results = tuple(
-            ToolResult(call_id=c.id, name=c.name, content=INTERRUPTED_RESULT, is_error=True)
-            for c in missing
-        )
-        last = repaired[-1]
-        if last.role == "user":
-            parts = _results_first(last.parts, results)
-            repaired[-1] = last.model_copy(update={"parts": parts})
-        else:
-            repaired.append(Message(role="user", parts=results))
-        answered.update(c.id for c in missing)
-
-    for message in messages:
-        if message.role == "assistant":
-            answer_missing()
-            repaired.append(message)
-            calls = {c.id: c for c in message.tool_calls}
-            answered = set()
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        i += 1
+        if message.role == "user":  # before any assistant message: results here are orphans
+            repaired.extend(_without_results(message))
             continue
-        kept: list[Part] = []
-        for part in message.parts:
-            if isinstance(part, ToolResult):
-                if part.call_id not in calls or part.call_id in answered:
-                    continue
-                answered.add(part.call_id)
-            kept.append(part)
-        if kept:
-            repaired.append(
-                message
-                if len(kept) == len(message.parts)
-                else message.model_copy(update={"parts": tuple(kept)})
-            )
-    if repaired:
-        answer_missing()
+        repaired.append(message)
+        followers: list[Message] = []
+        while i < len(messages) and messages[i].role == "user":
+            followers.append(messages[i])
+            i += 1
+        calls = message.tool_calls
+        if not calls:
+            for follower in followers:
+                repaired.extend(_without_results(follower))
+            continue
+        found: dict[str, ToolResult] = {}
+        for follower in followers:
+            for result in follower.tool_results:
+                found.setdefault(result.call_id, result)
+        results = tuple(found.get(c.id) or _interrupted(c) for c in calls)
+        first = followers[0] if followers else Message(role="user", parts=())
+        parts = results + tuple(p for p in first.parts if not isinstance(p, ToolResult))
+        repaired.append(
+            first if parts == first.parts else first.model_copy(update={"parts": parts})
+        )
+        for follower in followers[1:]:
+            repaired.extend(_without_results(follower))
     return repaired
 
 
-def _results_first(parts: tuple[Part, ...], results: tuple[ToolResult, ...]) -> tuple[Part, ...]:
-    """Insert results after the results already in a user turn, before its text."""
-    split = 0
-    while split < len(parts) and isinstance(parts[split], ToolResult):
-        split += 1
-    return parts[:split] + results + parts[split:]
+def _interrupted(call: ToolCall) -> ToolResult:
+    return ToolResult(call_id=call.id, name=call.name, content=INTERRUPTED_RESULT, is_error=True)
+
+
+def _without_results(message: Message) -> list[Message]:
+    """The message without tool results (none at all if nothing else is left)."""
+    kept = tuple(p for p in message.parts if not isinstance(p, ToolResult))
+    if len(kept) == len(message.parts):
+        return [message]
+    return [message.model_copy(update={"parts": kept})] if kept else []
 
 
 def trim_history(max_messages: int) -> Callable[[list[Message]], list[Message]]:

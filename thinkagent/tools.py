@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, c
 from .errors import ToolError
 from .providers.base import ToolDefinition
 
-__all__ = ["Tool", "ToolFunction"]
+__all__ = ["Tool", "ToolFunction", "ToolTimedOut"]
 
 DEFAULT_MAX_RETRIES = 2
 """How many consecutive failures of a tool go back to the model before the run stops."""
@@ -50,8 +50,12 @@ class Tool:
         if max_retries < 0:
             raise ToolError("max_retries cannot be negative")
         self.function = function
-        self.name = name or function.__name__
-        summary, param_docs = _parse_docstring(inspect.getdoc(function) or "")
+        target = _unwrap(function)
+        target_name: str | None = getattr(target, "__name__", None)
+        if name is None and target_name is None:
+            raise ToolError(f"give {function!r} a tool name: Tool(function, name=...)")
+        self.name = name or cast("str", target_name)
+        summary, param_docs = _parse_docstring(inspect.getdoc(target) or "")
         self.description = description if description is not None else summary
         self.max_retries = max_retries
         self.timeout = timeout
@@ -75,20 +79,56 @@ class Tool:
         return {name: getattr(validated, name) for name in type(validated).model_fields}
 
     async def call(self, arguments: Mapping[str, Any]) -> JsonValue:
-        """Validate `arguments`, run the function (sync ones in a worker thread), with the timeout."""
+        """Validate `arguments`, run the function (sync ones in a worker thread), with the timeout.
+
+        Raises `ToolTimedOut` when the tool runs past `timeout` (a `TimeoutError` the tool raises
+        itself propagates as it is)."""
         kwargs = self.validate_arguments(arguments)
         if self._is_async:
             call: Awaitable[Any] = self.function(**kwargs)
         else:
             call = asyncio.to_thread(self.function, **kwargs)
-        result = await asyncio.wait_for(call, self.timeout) if self.timeout else await call
-        return _jsonable(result)
+        if self.timeout is None:
+            return _jsonable(await call)
+        task = asyncio.ensure_future(call)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if not done:
+            raise ToolTimedOut(self.timeout)
+        return _jsonable(task.result())
+
+
+class ToolTimedOut(TimeoutError):
+    """A tool ran past its `timeout` (and was cancelled)."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"timed out after {timeout:g} seconds")
+        self.timeout = timeout
 
 
 def _jsonable(value: Any) -> JsonValue:
+    """The tool's result as JSON data; text that cannot be encoded (lone surrogates) is mended
+    so the run can always be persisted."""
+    return _mend(value if isinstance(value, str) else pydantic_core.to_jsonable_python(value))
+
+
+def _mend(value: Any) -> JsonValue:
     if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "replace").decode("utf-8")
         return value
-    return cast(JsonValue, pydantic_core.to_jsonable_python(value))
+    if isinstance(value, list):
+        return [_mend(v) for v in cast("list[Any]", value)]
+    if isinstance(value, dict):
+        items = cast("dict[Any, Any]", value).items()
+        return {cast("str", _mend(k)): _mend(v) for k, v in items}
+    return cast("JsonValue", value)
 
 
 def describe_failure(tool: Tool, exc: BaseException) -> str:
@@ -99,8 +139,8 @@ def describe_failure(tool: Tool, exc: BaseException) -> str:
             for e in exc.errors(include_url=False)
         )
         return f"Invalid arguments for tool {tool.name!r}: {problems}. Fix them and try again."
-    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
-        return f"Tool {tool.name!r} timed out after {tool.timeout:g} seconds."
+    if isinstance(exc, ToolTimedOut):
+        return f"Tool {tool.name!r} {exc}."
     return f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}"
 
 
@@ -132,17 +172,23 @@ def _arguments_model(
     )
 
 
+def _unwrap(function: ToolFunction) -> ToolFunction:
+    """The function behind `functools.partial` layers (its name, docstring and hints)."""
+    while isinstance(function, functools.partial):
+        function = cast("ToolFunction", function.func)
+    return function
+
+
 def _parameter_hints(function: ToolFunction) -> dict[str, Any]:
     """The parameters' type hints, evaluated like `typing.get_type_hints` does, but leaving the
     return annotation alone (it may name a type the tool's module cannot see)."""
-    annotations: dict[str, Any] = dict(getattr(function, "__annotations__", {}))
+    target = _unwrap(function)
+    annotations: dict[str, Any] = dict(getattr(target, "__annotations__", {}))
     annotations.pop("return", None)
     if not any(isinstance(a, str) for a in annotations.values()):
         return annotations
-    global_ns: dict[str, Any] = getattr(function, "__globals__", {})
-    local_ns = (
-        dict(inspect.getclosurevars(function).nonlocals) if inspect.isfunction(function) else {}
-    )
+    global_ns: dict[str, Any] = getattr(target, "__globals__", {})
+    local_ns = dict(inspect.getclosurevars(target).nonlocals) if inspect.isfunction(target) else {}
     return {
         name: eval(hint, global_ns, local_ns) if isinstance(hint, str) else hint
         for name, hint in annotations.items()

@@ -394,3 +394,55 @@ def test_agent_configuration_errors() -> None:
         Agent(ScriptedModel([]), max_turns=0)
     with pytest.raises(ValueError, match="two tools are named 'get_weather'"):
         Agent(ScriptedModel([]), tools=[get_weather, Tool(get_weather)])
+
+
+async def test_a_tool_raising_timeout_error_is_an_ordinary_failure() -> None:
+    finished: list[str] = []
+
+    async def fetch(url: str) -> str:
+        raise TimeoutError("upstream did not answer")
+
+    async def slow(x: int) -> int:
+        await asyncio.sleep(0.01)
+        finished.append("slow")
+        return x
+
+    model = ScriptedModel([calls(("fetch", {"url": "u"}), ("slow", {"x": 1})), answer()])
+    result = await Agent(model, tools=[fetch, slow]).run("q")
+    error, ok = result.messages[2].tool_results
+    assert error.content == "Tool 'fetch' failed: TimeoutError: upstream did not answer"
+    assert ok.content == 1
+    assert finished == ["slow"]
+    assert asyncio.all_tasks() == {asyncio.current_task()}
+
+
+async def test_cancelling_parallel_tools_cancels_every_call() -> None:
+    started = asyncio.Event()
+    cancelled: list[str] = []
+
+    async def wait(label: str) -> str:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(label)
+            raise
+        return label
+
+    model = ScriptedModel([calls(("wait", {"label": "a"}), ("wait", {"label": "b"})), answer()])
+    task = asyncio.create_task(Agent(model, tools=[wait]).run("q"))
+    await started.wait()
+    await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sorted(cancelled) == ["a", "b"]
+    assert asyncio.all_tasks() == {asyncio.current_task()}
+
+
+@pytest.mark.parametrize("prompt", ["", "  \n"])
+async def test_an_empty_prompt_is_refused_before_sending(prompt: str) -> None:
+    model = ScriptedModel([answer()])
+    with pytest.raises(HistoryError, match=r"messages\[0\]: the prompt is empty"):
+        await Agent(model).run(prompt)
+    assert model.requests == []

@@ -88,7 +88,7 @@ def test_empty_history_is_valid() -> None:
                 assistant(TextPart(text="x")),
             ],
             (1, 0),
-            "no result before the next assistant message",
+            "no result in the user turn after it",
         ),
         (
             [Message.user("q"), assistant(call("a"), call("a"))],
@@ -153,6 +153,20 @@ def test_repair_answers_pending_calls_of_the_last_message() -> None:
     assert repaired[:2] == history
     assert repaired[2].tool_results[0].call_id == "a"
     assert repair(repaired) == repaired
+
+
+def test_results_must_come_in_the_user_message_right_after_the_calls() -> None:
+    history = [Message.user("q"), assistant(call("a")), Message.user("and?"), results("a")]
+    with pytest.raises(HistoryError, match="'a' has no result in the user turn after it") as info:
+        validate_history(history)
+    assert (info.value.message_index, info.value.part_index) == (1, 0)
+    repaired = repair(history)
+    validate_history(repaired)
+    assert repaired == [
+        Message.user("q"),
+        assistant(call("a")),
+        Message(role="user", parts=(result("a"), TextPart(text="and?"))),
+    ]
 
 
 def test_repair_leaves_a_valid_history_alone() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from enum import Enum
 from typing import Literal
@@ -11,6 +12,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from thinkagent import Tool, ToolError
+from thinkagent.tools import ToolTimedOut
 
 
 class Unit(Enum):
@@ -101,8 +103,9 @@ async def test_async_tools_and_timeouts() -> None:
         await asyncio.sleep(5)
         return "late"
 
-    with pytest.raises(asyncio.TimeoutError):
+    with pytest.raises(ToolTimedOut, match=r"timed out after 0\.01 seconds"):
         await Tool(slow, timeout=0.01).call({})
+    assert asyncio.all_tasks() == {asyncio.current_task()}  # the late call was cancelled
 
 
 def test_unsupported_signatures_are_refused() -> None:
@@ -123,3 +126,30 @@ async def test_results_become_json() -> None:
         return Out(value=3)
 
     assert await Tool(make).call({}) == {"value": 3}
+
+
+def test_partial_functions_keep_their_name_docs_and_types() -> None:
+    def scale(value: float, factor: int) -> float:
+        """Scale a value.
+
+        Args:
+            value: The number to scale.
+            factor: The multiplier.
+        """
+        return value * factor
+
+    tool = Tool(functools.partial(scale, factor=3))
+    assert (tool.name, tool.description) == ("scale", "Scale a value.")
+    assert tool.definition.parameters["properties"]["value"] == {
+        "description": "The number to scale.",
+        "type": "number",
+    }
+    assert "factor" in tool.definition.parameters["properties"]  # still settable, default 3
+
+
+async def test_unencodable_text_in_results_is_mended() -> None:
+    def lone_surrogate() -> dict[str, str]:
+        return {"text": "bad \ud800 char"}
+
+    result = await Tool(lone_surrogate).call({})
+    assert result == {"text": "bad ? char"}
