@@ -228,6 +228,8 @@ async def test_magic_prompt_returns_redacted_thinking(
     messages += [first.to_param(), {"role": "user", "content": "What was that?"}]
     second = await ask(anthropic_client, messages, stream=stream, thinking=BUDGET, tools=[])
     assert second.stop_reason == "end_turn"
+    # The trigger earlier in the conversation keeps the follow-up redacted (as recorded).
+    assert [b.type for b in second.content] == ["redacted_thinking", "text"]
 
 
 async def test_redacted_thinking_in_a_tool_loop_is_verified(
@@ -385,15 +387,61 @@ async def test_dropped_thinking_is_rejected(anthropic_client: anthropic.AsyncAnt
     assert "but found `tool_use`" in bad_request(exc2)
 
 
-async def test_thinking_sent_while_disabled_is_rejected(
-    anthropic_client: anthropic.AsyncAnthropic,
+@pytest.mark.parametrize("thinking", [{"type": "disabled"}, None], ids=["disabled", "omitted"])
+async def test_thinking_in_a_final_assistant_message_is_rejected_when_off(
+    anthropic_client: anthropic.AsyncAnthropic, thinking: dict[str, Any] | None
 ) -> None:
     messages, first = await tool_turn(anthropic_client)
-    content = first.to_param()["content"]
-    exc = await rejected(anthropic_client, messages, first, content, thinking={"type": "disabled"})
+    prefill = [b for b in dump(first) if b["type"] != "tool_use"]  # thinking, text
+    options = {"thinking": thinking} if thinking else {}
+    with pytest.raises(anthropic.BadRequestError) as exc:
+        await ask(
+            anthropic_client, [*messages, {"role": "assistant", "content": prefill}], **options
+        )
     assert bad_request(exc) == (
         "messages.1.content.0: When thinking is disabled, an `assistant` message in the final position cannot "
         "contain `thinking`. To use thinking blocks, enable `thinking` in your request."
+    )
+
+
+@pytest.mark.parametrize("thinking", [{"type": "disabled"}, None], ids=["disabled", "omitted"])
+async def test_thinking_in_earlier_assistant_messages_is_accepted_when_off(
+    anthropic_client: anthropic.AsyncAnthropic, thinking: dict[str, Any] | None
+) -> None:
+    """Only the final position is refused: the service strips earlier thinking."""
+    messages, first = await tool_turn(anthropic_client)
+    assert first.content[0].type == "thinking"
+    options = {"thinking": thinking} if thinking else {}
+    history = [*messages, first.to_param(), results_for(first)]
+    reply = await ask(anthropic_client, history, **options)
+    assert [b.type for b in reply.content] == ["text", "tool_use"]
+    assert reply.content[-1].name == "get_time"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+async def test_a_tool_result_beside_text_continues_the_tool_loop(
+    anthropic_client: anthropic.AsyncAnthropic, stream: bool
+) -> None:
+    """A user message with a tool result does not end the turn, even with text beside it:
+    the tool-use message before it is still checked."""
+    messages, first = await tool_turn(anthropic_client)
+
+    def answered(content: Any) -> list[Any]:
+        results = results_for(first)
+        results["content"].append({"type": "text", "text": "Also mention the rain."})
+        return [*messages, {"role": "assistant", "content": content}, results]
+
+    await ask(anthropic_client, answered(dump(first)), stream=stream, thinking=BUDGET)
+    forged = dump(first)
+    forged[0]["signature"] = flip(forged[0]["signature"])
+    with pytest.raises(anthropic.BadRequestError) as exc:
+        await ask(anthropic_client, answered(forged), stream=stream, thinking=BUDGET)
+    assert bad_request(exc) == "messages.1.content.0: Invalid `signature` in `thinking` block"
+    dropped = [b for b in dump(first) if b["type"] != "thinking"]
+    with pytest.raises(anthropic.BadRequestError) as exc:
+        await ask(anthropic_client, answered(dropped), stream=stream, thinking=BUDGET)
+    assert bad_request(exc).startswith(
+        "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`."
     )
 
 
@@ -403,8 +451,13 @@ async def test_thinking_before_the_last_user_turn_is_not_verified(
     messages, first = await tool_turn(anthropic_client)
     old = dump(first)
     old[0]["signature"] = flip(old[0]["signature"])
-    history = [*messages, {"role": "assistant", "content": old}, results_for(first)]
-    history[-1]["content"].append({"type": "text", "text": "Now do Lyon too."})
+    history = [
+        *messages,
+        {"role": "assistant", "content": old},
+        results_for(first),
+        {"role": "assistant", "content": "It is sunny, 21 C."},
+        {"role": "user", "content": "Now do Lyon too."},
+    ]
     reply = await ask(anthropic_client, history, thinking=BUDGET)
     assert reply.content[-1].input == {"city": "Lyon"}
 
@@ -573,6 +626,59 @@ async def test_malformed_requests_get_native_errors(
         await ask(anthropic_client, [{"role": "user", "content": "Hi"}], model="gpt-4o")
     assert missing.value.type == "not_found_error"
     assert missing.value.body["error"]["message"] == "model: gpt-4o"
+
+
+async def test_ids_of_the_wrong_type_get_native_errors(
+    anthropic_client: anthropic.AsyncAnthropic,
+) -> None:
+    messages, first = await tool_turn(anthropic_client)
+    answers = results_for(first)
+    answers["content"][0]["tool_use_id"] = ["not", "a", "string"]
+    with pytest.raises(anthropic.BadRequestError) as exc:
+        await ask(anthropic_client, [*messages, first.to_param(), answers], thinking=BUDGET)
+    assert (
+        bad_request(exc)
+        == "messages.2.content.0.tool_result.tool_use_id: Input should be a valid string"
+    )
+    uses = dump(first)
+    uses[-1]["id"] = {"id": 1}
+    with pytest.raises(anthropic.BadRequestError) as exc:
+        await ask(
+            anthropic_client,
+            [*messages, {"role": "assistant", "content": uses}, results_for(first)],
+            thinking=BUDGET,
+        )
+    assert (
+        bad_request(exc)
+        == f"messages.1.content.{len(uses) - 1}.tool_use.id: Input should be a valid string"
+    )
+
+
+async def test_pathological_schemas_get_bounded_arguments(
+    anthropic_client: anthropic.AsyncAnthropic,
+) -> None:
+    self_ref = {
+        "type": "object",
+        "properties": {"x": {"$ref": "#/$defs/y"}},
+        "required": ["x"],
+        "$defs": {"y": {"type": "array", "items": {"$ref": "#/$defs/y"}}},
+    }
+    huge = {
+        "type": "object",
+        "properties": {"x": {"type": "array", "minItems": 3_000_000, "items": {"type": "string"}}},
+        "required": ["x"],
+    }
+    for schema in (self_ref, huge):
+        started = asyncio.get_running_loop().time()
+        reply = await ask(
+            anthropic_client,
+            [{"role": "user", "content": "Go."}],
+            tools=[{"name": "go", "description": "Go.", "input_schema": schema}],
+        )
+        assert asyncio.get_running_loop().time() - started < 1.0
+        assert reply.stop_reason == "tool_use"
+        assert isinstance(reply.content[-1].input["x"], list)
+    assert len(reply.content[-1].input["x"]) == 100
 
 
 async def test_authentication_is_required(emu: Emulator) -> None:

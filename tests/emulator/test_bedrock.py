@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import http.client
 import json
@@ -268,12 +269,18 @@ def test_dropped_thinking_is_rejected(bedrock: Any) -> None:
 
 def test_thinking_while_disabled_and_forced_tool_choice(bedrock: Any) -> None:
     first = converse(bedrock, [USER], additionalModelRequestFields=BUDGET)
-    with pytest.raises(ClientError) as exc:
-        converse(bedrock, [USER, assistant(first), results_for(first)])
-    assert (
-        "When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`"
-        in (validation_message(exc))
+    prefill = copy.deepcopy(assistant(first))
+    prefill["content"] = [b for b in prefill["content"] if "toolUse" not in b]
+    with pytest.raises(ClientError) as exc:  # thinking in the final (prefill) position
+        converse(bedrock, [USER, prefill])
+    assert validation_message(exc) == (
+        "The model returned the following errors: messages.1.content.0: When thinking is disabled, an "
+        "`assistant` message in the final position cannot contain `thinking`. To use thinking blocks, "
+        "enable `thinking` in your request."
     )
+    # Earlier in the conversation it is accepted (the service strips it).
+    later = converse(bedrock, [USER, assistant(first), results_for(first)])
+    assert "reasoningContent" not in later["output"]["message"]["content"][0]
     forced = {**BEDROCK_TOOLS, "toolChoice": {"any": {}}}
     with pytest.raises(ClientError) as exc:
         converse(bedrock, [USER], toolConfig=forced, additionalModelRequestFields=BUDGET)
@@ -412,3 +419,30 @@ def test_requests_without_authorization_are_refused(emu: Emulator) -> None:
     )
     assert json.loads(response.read()) == {"message": "Missing Authentication Token"}
     connection.close()
+
+
+def test_tool_ids_of_the_wrong_type_get_a_validation_error(emu: Emulator, bedrock: Any) -> None:
+    """botocore validates types itself; a raw request with a non-string id gets a 400."""
+    first = converse(bedrock, [USER], additionalModelRequestFields=BUDGET)
+    answers = results_for(first)
+    answers["content"][0]["toolResult"]["toolUseId"] = ["not", "a", "string"]
+    body = {
+        "messages": [USER, assistant(first), answers],
+        "toolConfig": BEDROCK_TOOLS,
+        "additionalModelRequestFields": BUDGET,
+    }
+    connection = http.client.HTTPConnection("127.0.0.1", emu.port, timeout=10)
+    connection.request(
+        "POST",
+        "/model/anthropic.claude-sonnet-4-5-20250929-v1:0/converse",
+        body=json.dumps(body, default=lambda b: base64.b64encode(b).decode()),
+        headers={"content-type": "application/json", "authorization": "AWS4-HMAC-SHA256 x"},
+    )
+    response = connection.getresponse()
+    payload = json.loads(response.read())
+    connection.close()
+    assert response.status == 400
+    assert response.getheader("x-amzn-ErrorType", "").startswith("ValidationException")
+    assert payload == {
+        "message": "The value at messages.2.content.0.toolResult.toolUseId is invalid."
+    }

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thinkagent.emulator.brain import MAGIC_REDACTED_PROMPT, plan, subjects
+from thinkagent.emulator.brain import MAGIC_REDACTED_PROMPT, MAX_DEPTH, MAX_ITEMS, plan, subjects
 from thinkagent.emulator.model import (
     Conversation,
     Message,
@@ -166,6 +167,48 @@ def test_arguments_follow_the_schema() -> None:
     }
 
 
+def _depth(value: Any) -> int:
+    if isinstance(value, list) and value:
+        return 1 + max(_depth(v) for v in value)
+    if isinstance(value, dict) and value:
+        return 1 + max(_depth(v) for v in value.values())
+    return 1 if isinstance(value, (list, dict)) else 0
+
+
+def test_pathological_schemas_are_bounded() -> None:
+    recursive_array = {
+        "type": "object",
+        "properties": {"x": {"$ref": "#/$defs/y"}},
+        "required": ["x"],
+        "$defs": {"y": {"type": "array", "items": {"$ref": "#/$defs/y"}}},
+    }
+    wide_all_of = {
+        "type": "object",
+        "properties": {"x": {"$ref": "#/$defs/a"}},
+        "required": ["x"],
+        "$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}] * 10}},
+    }
+    huge = {
+        "type": "object",
+        "properties": {
+            "x": {
+                "type": "array",
+                "minItems": 3_000_000,
+                "items": {"type": "array", "minItems": 1000, "items": {"type": "string"}},
+            }
+        },
+        "required": ["x"],
+    }
+    for schema in (recursive_array, wide_all_of, huge):
+        started = time.monotonic()
+        reply = ask("Go.", ToolSpec("go", "Go.", schema))
+        assert time.monotonic() - started < 0.5
+        arguments = reply.tool_calls[0].arguments
+        assert _depth(arguments) <= MAX_DEPTH + 2
+    assert len(arguments["x"]) == MAX_ITEMS
+    assert ask("Go.", ToolSpec("go", "Go.", recursive_array)).tool_calls[0].arguments["x"]
+
+
 def test_several_name_slots_take_the_subjects_in_order() -> None:
     flights = ToolSpec(
         "find_flights",
@@ -206,6 +249,17 @@ def test_thinking_effort_interleaving_and_redaction() -> None:
     assert [r.thinking is not None for r in non_interleaved] == [True, False]
     assert ask(MAGIC_REDACTED_PROMPT).redacted
     assert not ask(MAGIC_REDACTED_PROMPT, settings=Settings()).redacted
+    # Anywhere in the user's text: the follow-up turn is redacted too.
+    triggered = ask(MAGIC_REDACTED_PROMPT)
+    follow_up = Conversation(
+        messages=(
+            Message("user", MAGIC_REDACTED_PROMPT),
+            Message("assistant", text=triggered.text),
+            Message("user", "What was that?"),
+        )
+    )
+    assert plan(follow_up, THINK).redacted
+    assert "What was that?" in plan(follow_up, THINK).text
 
 
 def test_usage_and_max_tokens() -> None:

@@ -15,7 +15,7 @@ import urllib3.exceptions
 from botocore.eventstream import ChecksumMismatch
 from botocore.exceptions import ClientError, ConnectionClosedError, EventStreamError
 
-from thinkagent.emulator import Emulator, Fault
+from thinkagent.emulator import Emulator, Fault, Reply
 
 from .conftest import ANTHROPIC_TOOLS, BEDROCK_TOOLS, QUESTION
 
@@ -299,3 +299,40 @@ def test_bedrock_delay_per_event(emu: Emulator, bedrock: Any) -> None:
     started = time.monotonic()
     events = list(bedrock.converse_stream(**CONVERSE)["stream"])
     assert time.monotonic() - started >= 0.01 * len(events)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+@pytest.mark.parametrize("kind", ["stream_error", "cut", "malformed"])
+async def test_a_broken_response_leaves_its_scripted_reply_for_the_next_request(
+    emu: Emulator, kind: str, stream: bool
+) -> None:
+    """One scripted reply per *successful* request: the SDK's retry (or the caller's next
+    request) after a fault gets the reply the broken response carried."""
+    emu.script("anthropic", [Reply(text="FIRST"), Reply(text="SECOND")])
+    emu.inject(
+        {"stream_error": Fault.stream_error(), "cut": Fault.cut(), "malformed": Fault.malformed()}[
+            kind
+        ]
+    )
+    client = emu.anthropic_client()  # default retries
+    request = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 256,
+        "messages": [{"role": "user", "content": "Hi"}],
+    }
+    texts: list[str] = []
+    for _ in range(3):
+        try:
+            if stream:
+                async with client.messages.stream(**request) as events:
+                    message = await events.get_final_message()
+            else:
+                message = await client.messages.create(**request)
+        except (anthropic.APIError, httpx2.HTTPError, json.JSONDecodeError):
+            texts.append("(broken)")
+            continue
+        texts.append(message.content[0].text)  # type: ignore[union-attr]
+    await client.close()
+    assert [t for t in texts if t != "(broken)"][:2] == ["FIRST", "SECOND"]
+    assert texts.count("(broken)") == (1 if stream or kind == "malformed" else 0)
+    assert emu.pending_faults == []

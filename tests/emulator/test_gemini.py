@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import http.client
+import itertools
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -668,9 +669,11 @@ SIGNED_CALL = {
         ),
         (
             [
-                {"role": "user", "parts": [{"text": "hi"}]},
-                {"role": "model", "parts": [{"text": "a"}]},
                 SIGNED_CALL,
+                {
+                    "role": "user",
+                    "parts": [{"functionResponse": {"name": "get_weather", "response": {}}}],
+                },
             ],
             "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
         ),
@@ -695,12 +698,136 @@ SIGNED_CALL = {
             "Please use a valid role: user, model.",
         ),
     ],
-    ids=["response-first", "count", "call-after-model", "name", "no-contents", "no-parts", "role"],
+    ids=["response-first", "count", "call-first", "name", "no-contents", "no-parts", "role"],
 )
 def test_turn_rules(emu: Emulator, api: str, contents: list[Any], message: str) -> None:
     status, body = raw_post(emu, api, {"contents": contents})
     assert status == 400
     assert body == {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
+
+
+def test_consecutive_contents_of_one_role_form_one_turn(emu: Emulator, api: str) -> None:
+    """google-genai's streamed chat keeps each chunk as a content of its own: the turn
+    is checked as a whole (order, signatures, positions of the original contents)."""
+    answer = {"functionResponse": {"name": "get_weather", "response": {"output": "sunny"}}}
+    split = [
+        {"role": "user", "parts": [{"text": "hi"}]},
+        {"role": "user", "parts": [{"text": WEATHER_QUESTION}]},
+        {"role": "model", "parts": [{"text": "Let me check."}]},
+        SIGNED_CALL,
+        {"role": "user", "parts": [answer]},
+    ]
+    status, body = raw_post(emu, api, {"contents": split})
+    assert status == 200, body
+    unsigned = {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {}}}]}
+    status, body = raw_post(emu, api, {"contents": [*split[:3], unsigned, split[4]]})
+    assert status == 400
+    assert body["error"]["message"] == missing("get_weather", 4, vertex=api == "vertex")
+    # The split turn still needs a function response for each of its calls.
+    status, body = raw_post(emu, api, {"contents": [*split[:4], SIGNED_CALL, split[4]]})
+    assert status == 400
+    assert body["error"]["message"] == (
+        "Please ensure that the number of function response parts is equal to the number of "
+        "function call parts of the function call turn."
+    )
+
+
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"sunny, 21 C in {city}"
+
+
+@pytest.mark.parametrize("model", [G3, "gemini-2.5-flash"])
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+async def test_sdk_chat_with_automatic_function_calling(
+    emu: Emulator, client: genai.Client, model: str, stream: bool
+) -> None:
+    """The SDK's own chat history (streamed: one model content per chunk) replays as the
+    service accepts it, over two turns of automatic function calling."""
+    chat = client.aio.chats.create(
+        model=model,
+        config=types.GenerateContentConfig(
+            tools=[get_weather], thinking_config=types.ThinkingConfig(include_thoughts=True)
+        ),
+    )
+    for city in ("Paris", "Rome"):
+        question = f"What's the weather in {city}?"
+        if stream:
+            chunks = [c async for c in await chat.send_message_stream(question)]
+            text = "".join(p.text or "" for c in chunks for p in _answer_parts(c))
+        else:
+            text = "".join(p.text or "" for p in _answer_parts(await chat.send_message(question)))
+        assert f"sunny, 21 C in {city}" in text
+    roles = [c["role"] for c in emu.requests[-1].body["contents"]]
+    assert roles.count("user") == 4  # two questions, two function responses
+    consecutive = any(a == b == "model" for a, b in itertools.pairwise(roles))
+    assert consecutive == stream  # streamed, the SDK keeps a model content per chunk
+
+
+def _answer_parts(response: types.GenerateContentResponse) -> list[types.Part]:
+    assert response.candidates
+    content = response.candidates[0].content
+    return [p for p in (content.parts if content else None) or [] if not p.thought]
+
+
+async def test_sdk_streamed_chat_without_tools(client: genai.Client) -> None:
+    """The answer's signature arrives on a trailing empty part in its own chunk: the SDK
+    keeps it as a model content of its own, and it still verifies on the next turn."""
+    chat = client.aio.chats.create(model=G3)
+    for question in ("Tell me about Paris.", "And Rome?"):
+        chunks = [c async for c in await chat.send_message_stream(question)]
+        assert chunks[-1].candidates
+        last = chunks[-1].candidates[0].content
+        assert last is not None and last.parts
+        assert last.parts[-1].text == "" and last.parts[-1].thought_signature
+    history = chat.get_history()
+    assert [c.role for c in history[:2]] == ["user", "model"]
+    assert history[2].role == "model"
+
+
+async def test_integral_float_arguments_replay(emu: Emulator, client: genai.Client) -> None:
+    """A call's signature covers its arguments by value: ``3.0`` replays a ``3``."""
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["city", "days"],
+    }
+    cfg = types.GenerateContentConfig(
+        tools=[
+            types.Tool(
+                function_declarations=[
+                    types.FunctionDeclaration(
+                        name="get_forecast",
+                        description="Weather forecast for a city for N days.",
+                        parameters_json_schema=schema,
+                    )
+                ]
+            )
+        ],
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+    )
+    contents = [user("Weather forecast in Paris for 3 days?")]
+    first = await ask(client, contents, cfg=cfg)
+    call = calls_of(first)[0].function_call
+    assert call is not None and call.args == {"city": "Paris", "days": 3}
+    answer = types.Content(
+        role="user",
+        parts=[
+            types.Part(
+                function_response=types.FunctionResponse(
+                    name="get_forecast", response={"result": "sunny"}
+                )
+            )
+        ],
+    )
+    call.args = {"city": "Paris", "days": 3.5}
+    with pytest.raises(errors.ClientError):  # another value is another call
+        await ask(client, [*contents, first, answer], cfg=cfg)
+    call.args = {"city": "Paris", "days": 3.0}
+    reply = await ask(client, [*contents, first, answer], cfg=cfg)
+    assert not calls_of(reply)
+    sent = [p for p in emu.requests[-1].body["contents"][1]["parts"] if "functionCall" in p]
+    assert repr(sent[0]["functionCall"]["args"]["days"]) == "3.0"  # as sent: a float
 
 
 def test_snake_case_keys_and_function_response_ids(emu: Emulator) -> None:

@@ -168,6 +168,15 @@ async def test_stream_and_json_agree(openai_client: openai.AsyncOpenAI) -> None:
     streamed = [chunk async for chunk in chunks]
     assert {c.id for c in streamed} == {plain.id}
     assert streamed[0].choices[0].delta.role == "assistant"
+    # A turn of tool calls only has no content: null in the reply, and in the stream.
+    assert plain.choices[0].message.content is None
+    assert streamed[0].choices[0].delta.content is None
+    assert all(c.choices[0].delta.content is None for c in streamed if c.choices)
+    async with openai_client.chat.completions.stream(
+        model="o3", messages=[USER], tools=CHAT_TOOLS
+    ) as helper:
+        final = await helper.get_final_completion()
+    assert final.choices[0].message.content is None
     first_call = next(c for c in streamed if c.choices and c.choices[0].delta.tool_calls)
     call = first_call.choices[0].delta.tool_calls[0]  # type: ignore[index]
     assert (call.index, call.type, call.function.arguments) == (0, "function", "")  # type: ignore[union-attr]
@@ -488,6 +497,36 @@ async def test_tool_messages_must_answer_tool_calls(openai_client: openai.AsyncO
         "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
         "message with 'tool_calls'."
     )
+
+
+async def test_tool_call_ids_must_be_strings(openai_client: openai.AsyncOpenAI) -> None:
+    first = await ask(openai_client, "gpt-5", [USER], stream=False, tools=CHAT_TOOLS)
+    answers = results(first["message"])
+    answers[0]["tool_call_id"] = ["not", "a", "string"]
+    with pytest.raises(openai.BadRequestError) as exc:
+        await openai_client.chat.completions.create(
+            model="gpt-5", messages=[USER, first["message"], *answers], tools=CHAT_TOOLS
+        )
+    assert bad_request(exc) == {
+        "message": "Invalid type for 'messages[2].tool_call_id': expected a string, but got an "
+        "array instead.",
+        "type": "invalid_request_error",
+        "param": "messages[2].tool_call_id",
+        "code": "invalid_type",
+    }
+    del answers[0]["tool_call_id"]
+    with pytest.raises(openai.BadRequestError) as exc:
+        await openai_client.chat.completions.create(
+            model="gpt-5", messages=[USER, first["message"], *answers], tools=CHAT_TOOLS
+        )
+    assert bad_request(exc)["message"] == "Missing required parameter: 'messages[2].tool_call_id'."
+    calls = copy.deepcopy(first["message"])
+    calls["tool_calls"][0]["id"] = {"id": 1}
+    with pytest.raises(openai.BadRequestError) as exc:
+        await openai_client.chat.completions.create(
+            model="gpt-5", messages=[USER, calls, *results(first["message"])], tools=CHAT_TOOLS
+        )
+    assert bad_request(exc)["param"] == "messages[1].tool_calls[0].id"
 
 
 async def test_responses_style_tools_are_refused(openai_client: openai.AsyncOpenAI) -> None:

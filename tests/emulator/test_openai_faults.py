@@ -156,6 +156,24 @@ async def test_responses_error_event_mid_stream(
             await stream.get_final_response()
 
 
+@pytest.mark.parametrize("after", [0, 3, 5])
+async def test_responses_error_event_has_its_own_sequence_number(
+    emu: Emulator, openai_client: openai.AsyncOpenAI, after: int
+) -> None:
+    """The in-stream ``error`` event is numbered by its position, like every other."""
+    emu.inject(Fault.stream_error(500, after=after))
+    numbers: list[tuple[str, int]] = []
+    async with openai_client.responses.with_streaming_response.create(
+        stream=True, **RESPONSES
+    ) as response:
+        async for line in response.iter_lines():
+            if line.startswith("data: "):
+                data = json.loads(line[len("data: ") :])
+                numbers.append((data["type"], data["sequence_number"]))
+    assert [n for _, n in numbers] == list(range(after + 1))
+    assert numbers[-1] == ("error", after)
+
+
 @pytest.mark.parametrize("api", APIS)
 async def test_stream_error_on_a_json_body_is_an_http_error(
     emu: Emulator, openai_client: openai.AsyncOpenAI, api: str

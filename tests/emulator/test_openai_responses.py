@@ -233,6 +233,16 @@ async def test_stored_items_replay_by_id(openai_client: openai.AsyncOpenAI) -> N
     assert error_of(exc)["message"] == f"Item with id '{unknown[0]['id']}' not found."
 
 
+async def test_reset_forgets_stored_items(emu: Emulator, openai_client: openai.AsyncOpenAI) -> None:
+    first = await create(openai_client, [USER], store=True, include=[])
+    items = replayable(first)
+    await create(openai_client, [USER, *items, *outputs(first)], store=True, include=[])
+    emu.reset()
+    with pytest.raises(openai.NotFoundError) as exc:
+        await create(openai_client, [USER, *items, *outputs(first)], store=True, include=[])
+    assert error_of(exc)["message"] == f"Item with id '{items[0]['id']}' not found."
+
+
 async def test_function_call_rules(openai_client: openai.AsyncOpenAI) -> None:
     first = await create(openai_client, [USER])
     items = replayable(first)

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from thinkagent.emulator import Emulator
+from thinkagent.emulator.brain import MAGIC_REDACTED_PROMPT
 
 RECORDED = Path(__file__).parent / "recorded"
 SIGV4 = "AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/20250101/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=00"
@@ -125,6 +126,23 @@ def test_anthropic_redacted_turn(emu: Emulator) -> None:
     assert_same_shape(recorded[0]["response"]["parsed_body"], first)
     real_data = recorded[0]["response"]["parsed_body"]["content"][0]["data"]
     assert first["content"][0]["data"][:1] == real_data[:1] == "E"
+    # The follow-up question (without the trigger) is answered redacted too, as recorded.
+    real_follow_up = request_body(recorded[1])
+    follow_up = {
+        **real_follow_up,
+        "messages": [
+            real_follow_up["messages"][0],
+            {"role": "assistant", "content": first["content"]},
+            real_follow_up["messages"][2],
+        ],
+    }
+    assert MAGIC_REDACTED_PROMPT not in json.dumps(follow_up["messages"][2])
+    status, second = anthropic_post(emu, follow_up)
+    assert status == 200
+    real_second = recorded[1]["response"]["parsed_body"]
+    assert [b["type"] for b in real_second["content"]] == ["redacted_thinking", "text"]
+    assert [b["type"] for b in second["content"]] == ["redacted_thinking", "text"]
+    assert_same_shape(real_second, second)
 
 
 def test_bedrock_tool_turn_and_answer_turn(emu: Emulator) -> None:
@@ -181,3 +199,4 @@ def test_real_signatures_are_foreign_to_the_emulator(emu: Emulator, name: str) -
         )
     else:
         assert status == 200
+        assert [b["type"] for b in body["content"]] == ["redacted_thinking", "text"]

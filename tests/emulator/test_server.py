@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import http.client
 import json
+import logging
 import os
 import re
 import signal
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 import anthropic
@@ -19,7 +20,8 @@ import boto3
 import openai
 import pytest
 
-from thinkagent.emulator import Emulator, RecordedRequest
+from thinkagent.emulator import Emulator, Fault, RecordedRequest
+from thinkagent.emulator.recording import MAX_RECORDED
 
 from ..conftest import HAS_GENAI, needs_genai
 
@@ -103,7 +105,7 @@ async def test_client_factories_point_at_the_emulator() -> None:
             "Azure",
         }
 
-        # Routes the other wire modules will serve: the requests already arrive here.
+        # Each factory's client is served: its request succeeds.
         for call in (
             o.with_options(max_retries=0).chat.completions.create(
                 model="gpt-5", messages=[{"role": "user", "content": "hi"}]
@@ -112,11 +114,15 @@ async def test_client_factories_point_at_the_emulator() -> None:
                 model="gpt-5", messages=[{"role": "user", "content": "hi"}]
             ),
         ):
-            with contextlib.suppress(openai.APIStatusError):
-                await call
+            completion = await call
+            assert completion.choices[0].finish_reason == "stop"
+            assert completion.choices[0].message.content
         for client in (emu.gemini_client(), emu.vertex_client()):
-            with contextlib.suppress(genai.errors.APIError):
-                await client.aio.models.generate_content(model="gemini-2.5-flash", contents="hi")
+            response = await client.aio.models.generate_content(
+                model="gemini-2.5-flash", contents="hi"
+            )
+            assert response.text
+            await client.aio.aclose()
         paths = [(r.path, r.auth) for r in emu.requests]
         assert paths == [
             ("/v1/chat/completions", "Bearer"),
@@ -157,14 +163,16 @@ async def test_recording_strips_credentials() -> None:
             modelId="anthropic.claude-haiku-4-5-20251001-v1:0",
             messages=[{"role": "user", "content": [{"text": "Hello"}]}],
         )
-        for client_ in (emu.gemini_client(api_key=secrets[4]),):
-            with contextlib.suppress(genai.errors.APIError):
-                await client_.aio.models.generate_content(model="gemini-2.5-flash", contents="hi")
+        gemini = emu.gemini_client(api_key=secrets[4])
+        assert (
+            await gemini.aio.models.generate_content(model="gemini-2.5-flash", contents="hi")
+        ).text
+        await gemini.aio.aclose()
         az = emu.azure_client(api_key=secrets[5], max_retries=0)
-        with contextlib.suppress(openai.APIStatusError):
-            await az.chat.completions.create(
-                model="gpt-5", messages=[{"role": "user", "content": "hi"}]
-            )
+        completion = await az.chat.completions.create(
+            model="gpt-5", messages=[{"role": "user", "content": "hi"}]
+        )
+        assert completion.choices[0].message.content
         await az.close()
         recorded = emu.requests
         assert [r.api for r in recorded] == ["anthropic", "bedrock", "gemini", "openai"]
@@ -213,6 +221,140 @@ def test_recording_is_thread_safe() -> None:
         for worker in workers:
             worker.join()
         assert len(emu.requests) == 100
+
+
+def raw(
+    emu: Emulator, method: str, path: str, body: bytes | None, headers: dict[str, str]
+) -> tuple[int, Any, dict[str, str]]:
+    connection = http.client.HTTPConnection("127.0.0.1", emu.port, timeout=10)
+    connection.request(method, path, body=body, headers=headers)
+    response = connection.getresponse()
+    status, payload = response.status, response.read()
+    headers_out = {k.lower(): v for k, v in response.getheaders()}
+    connection.close()
+    assert headers_out["content-type"] == "application/json"
+    return status, json.loads(payload), headers_out
+
+
+ANTHROPIC_HEADERS = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
+OPENAI_HEADERS = {"authorization": "Bearer k"}
+GEMINI_HEADERS = {"x-goog-api-key": "k"}
+GEMINI_PATH = "/v1beta/models/gemini-2.5-flash:generateContent"
+
+
+def test_unparseable_bodies_and_other_methods_get_native_errors() -> None:
+    """What the SDKs never send still gets the API's own error, and is recorded."""
+    nested = b"[" * 100_000  # deeper than the JSON parser goes
+    with Emulator() as emu:
+        status, body, _ = raw(emu, "POST", "/v1/messages", nested, ANTHROPIC_HEADERS)
+        assert status == 400
+        assert body["error"] == {
+            "type": "invalid_request_error",
+            "message": "The request body is not valid JSON.",
+        }
+        status, body, _ = raw(emu, "POST", "/v1/chat/completions", nested, OPENAI_HEADERS)
+        assert status == 400
+        assert body["error"]["type"] == "invalid_request_error"
+        status, body, _ = raw(emu, "POST", GEMINI_PATH, nested, GEMINI_HEADERS)
+        assert status == 400
+        assert body["error"]["status"] == "INVALID_ARGUMENT"
+
+        status, body, headers = raw(emu, "GET", "/v1/messages", None, ANTHROPIC_HEADERS)
+        assert status == 405
+        assert body["type"] == "error"
+        assert body["error"]["type"] == "invalid_request_error"
+        assert headers["allow"] == "POST"
+        status, body, _ = raw(emu, "GET", "/v1/chat/completions", None, OPENAI_HEADERS)
+        assert status == 405
+        assert body["error"]["message"] == "Invalid method for URL (GET /v1/chat/completions)"
+        status, body, _ = raw(emu, "GET", GEMINI_PATH, None, GEMINI_HEADERS)
+        assert status == 404
+        assert body == {
+            "error": {"code": 404, "message": "Method not found.", "status": "NOT_FOUND"}
+        }
+        recorded = emu.requests
+        assert [(r.api, r.method) for r in recorded] == [
+            ("anthropic", "POST"),
+            ("openai", "POST"),
+            ("gemini", "POST"),
+            ("anthropic", "GET"),
+            ("openai", "GET"),
+            ("gemini", "GET"),
+        ]
+        assert all(r.body is None for r in recorded)
+
+
+def test_the_recording_is_bounded() -> None:
+    assert MAX_RECORDED == 10_000
+    with Emulator(max_recorded=3) as emu:
+        for index in range(5):
+            connection = http.client.HTTPConnection("127.0.0.1", emu.port, timeout=5)
+            connection.request("GET", f"/nowhere/{index}")
+            connection.getresponse().read()
+            connection.close()
+        assert [r.path for r in emu.requests] == ["/nowhere/2", "/nowhere/3", "/nowhere/4"]
+
+
+def test_closing_during_a_slowed_stream_is_prompt_and_quiet(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    emu = Emulator().start()
+    emu.inject(Fault.slow(0.5))
+    outcome: list[str] = []
+
+    def slow_client() -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", emu.port, timeout=10)
+        body = {**HELLO, "stream": True}
+        connection.request("POST", "/v1/messages", json.dumps(body), ANTHROPIC_HEADERS)
+        response = connection.getresponse()
+        try:
+            response.read()
+            outcome.append("complete")
+        except http.client.IncompleteRead:
+            outcome.append("cut")
+        connection.close()
+
+    worker = threading.Thread(target=slow_client)
+    worker.start()
+    deadline = time.monotonic() + 5
+    while not emu.requests and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.1)  # the response has started and waits on its first delay
+    with caplog.at_level(logging.WARNING):
+        started = time.monotonic()
+        emu.close()
+        elapsed = time.monotonic() - started
+    worker.join(5)
+    assert elapsed < 0.5
+    assert outcome == ["cut"]
+    assert [r.getMessage() for r in caplog.records] == []
+
+
+def test_the_log_filter_applies_to_the_emulator_threads_only() -> None:
+    logger = logging.getLogger("uvicorn.error")
+
+    def record(thread: str) -> logging.LogRecord:
+        made = logger.makeRecord(
+            "uvicorn.error",
+            logging.ERROR,
+            __file__,
+            0,
+            "ASGI callable returned without completing response.",
+            (),
+            None,
+        )
+        made.threadName = thread
+        return made
+
+    assert logger.filter(record("thinkagent-emulator-1"))  # not installed: no emulator runs
+    with Emulator():
+        assert not logger.filter(record("thinkagent-emulator-1"))
+        assert logger.filter(record("MainThread"))  # another uvicorn server's record
+        with Emulator():
+            pass
+        assert not logger.filter(record("thinkagent-emulator-1"))
+    assert logger.filter(record("thinkagent-emulator-1"))
+    assert not [f for f in logger.filters if type(f).__name__ == "_DropIntentionalCuts"]
 
 
 def test_command_line_serves_and_stops_on_sigint() -> None:

@@ -25,7 +25,8 @@ Policy
 * Thinking (when enabled, and when interleaved or at the start of the assistant turn)
   quotes the question and says which tools it uses and why, or
   which results it got. Higher ``effort`` adds a checking sentence; ``low`` keeps it short.
-* The magic Anthropic prompt makes the reply's thinking redacted.
+* The magic Anthropic prompt, anywhere in the user's text of the conversation, makes the
+  reply's thinking redacted (the follow-up turns' too, as the service does).
 * Usage counts about four characters per token; ``max_tokens`` truncates the answer
   (stop reason ``max_tokens``).
 """
@@ -265,6 +266,14 @@ def _matches(tool: ToolSpec, question_words: set[str]) -> bool:
 # --- arguments from a JSON schema --------------------------------------------------
 
 
+#: Bounds on argument generation, so that no schema (self-referencing, huge ``minItems``,
+#: wide ``allOf`` of ``$ref``s) can stall or crash the server: nesting depth of generated
+#: values, items per array, and schema nodes visited per tool call.
+MAX_DEPTH = 8
+MAX_ITEMS = 100
+_BUDGET = 10_000
+
+
 class _ArgContext:
     def __init__(
         self, question: str, subject: str | None, all_subjects: list[str], root: Mapping[str, Any]
@@ -275,11 +284,19 @@ class _ArgContext:
         self.root = root
         numbers = _NUMBER_RE.findall(question)
         self.number: float | None = float(numbers[0]) if numbers else None
+        self.budget = _BUDGET
+
+    def spend(self) -> bool:
+        """Count one schema node; ``False`` once the budget is spent."""
+        self.budget -= 1
+        return self.budget >= 0
 
 
 def _resolve(schema: Mapping[str, Any], ctx: _ArgContext, depth: int = 0) -> Mapping[str, Any]:
+    if depth >= 16 or not ctx.spend():
+        return schema
     ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/") and depth < 16:
+    if isinstance(ref, str) and ref.startswith("#/"):
         node: Mapping[str, Any] | None = ctx.root
         for part in ref[2:].split("/"):
             node = mapping_or_none(node.get(part)) if node is not None else None
@@ -369,6 +386,8 @@ def _number_value(schema: Mapping[str, Any], ctx: _ArgContext, integer: bool) ->
 
 
 def _value(name: str, raw: Mapping[str, Any], ctx: _ArgContext, depth: int = 0) -> Any:
+    if depth > MAX_DEPTH or not ctx.spend():
+        return None
     schema = _resolve(raw, ctx)
     if "const" in schema:
         return schema["const"]
@@ -395,13 +414,15 @@ def _value(name: str, raw: Mapping[str, Any], ctx: _ArgContext, depth: int = 0) 
         return None
     if kind == "array":
         item_schema = as_mapping(schema.get("items"))
+        if depth >= MAX_DEPTH:
+            return []
         min_items = schema.get("minItems")
-        count = max(1, min_items if isinstance(min_items, int) else 1)
+        count = min(max(1, min_items if isinstance(min_items, int) else 1), MAX_ITEMS)
         item_kind = _schema_type(_resolve(item_schema, ctx))
         if item_kind == "string" and len(ctx.all_subjects) > 1 and "enum" not in item_schema:
             return list(ctx.all_subjects)
         return [_value(name, item_schema, ctx, depth + 1) for _ in range(count)]
-    if kind == "object" and depth < 8:
+    if kind == "object" and depth < MAX_DEPTH:
         return _object_value(schema, ctx, depth + 1)
     return _string_value(name, schema, ctx) if kind is None and depth == 0 else {}
 
@@ -526,7 +547,10 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
         w for t in conversation.tools for w in _words(t.name) | _words(t.description)
     )
     names = subjects(question, vocabulary)
-    redacted = MAGIC_REDACTED_PROMPT in question
+    # Anywhere in the user's text: the follow-up turns stay redacted (as recorded).
+    redacted = any(
+        MAGIC_REDACTED_PROMPT in m.text for m in conversation.messages if m.role == "user"
+    )
 
     step_tool: ToolSpec | None = None
     remaining: list[ToolSpec] = []
@@ -589,7 +613,7 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
             thoughts.append("I have everything I need to answer.")
             lines = [f"- {_describe_call(c)}: {r.content.strip()}" for c, r in answered]
             text = "Here is what I found:\n" + "\n".join(lines)
-        elif redacted:
+        elif MAGIC_REDACTED_PROMPT in question:
             thoughts.append("This message is a test trigger; I will reply briefly.")
             text = "I received the redacted-thinking test prompt. How can I help you?"
         else:

@@ -231,20 +231,23 @@ _DISABLED_THINKING = (
 )
 
 
+_STRING_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "thinking": ("thinking", "signature"),
+    "redacted_thinking": ("data",),
+    "tool_use": ("id", "name"),
+    "tool_result": ("tool_use_id",),
+}
+
+
 def _check_block_fields(block: Mapping[str, Any], i: int, j: int) -> None:
+    """The string fields of a block are present and strings (the service's messages)."""
     kind = block["type"]
-    if kind == "thinking":
-        for key in ("thinking", "signature"):
-            if not isinstance(block.get(key), str):
-                raise _invalid(f"messages.{i}.content.{j}.thinking.{key}: Field required")
-    elif kind == "redacted_thinking":
-        if not isinstance(block.get("data"), str):
-            raise _invalid(f"messages.{i}.content.{j}.redacted_thinking.data: Field required")
-    elif kind == "tool_use":
-        if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
-            raise _invalid(f"messages.{i}.content.{j}.tool_use.id: Field required")
-    elif kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
-        raise _invalid(f"messages.{i}.content.{j}.tool_result.tool_use_id: Field required")
+    for key in _STRING_FIELDS.get(kind, ()):
+        value = block.get(key)
+        if value is None:
+            raise _invalid(f"messages.{i}.content.{j}.{kind}.{key}: Field required")
+        if not isinstance(value, str):
+            raise _invalid(f"messages.{i}.content.{j}.{kind}.{key}: Input should be a valid string")
 
 
 def _verify_block(block: Mapping[str, Any], i: int, j: int, scope: str, signer: Signer) -> None:
@@ -266,10 +269,12 @@ def _verify_block(block: Mapping[str, Any], i: int, j: int, scope: str, signer: 
 def _check_history(
     messages: list[tuple[str, list[Mapping[str, Any]]]], thinking: bool, scope: str, signer: Signer
 ) -> None:
-    # Tool results must answer the tool uses of the message just before them.
-    for i, (role, blocks) in enumerate(messages):
+    # Every block's fields first (ids are strings from here on), then: tool results must
+    # answer the tool uses of the message just before them.
+    for i, (_, blocks) in enumerate(messages):
         for j, block in enumerate(blocks):
             _check_block_fields(block, i, j)
+    for i, (role, blocks) in enumerate(messages):
         if role == "assistant":
             use_ids = [cast("str", b["id"]) for b in blocks if b["type"] == "tool_use"]
             if use_ids and i + 1 < len(messages):
@@ -302,11 +307,12 @@ def _check_history(
                     )
 
     # The current assistant turn is every assistant message after the last user message
-    # that is not only tool results. Thinking before it is stripped by the service;
-    # thinking in it must verify, and the turn must start with thinking.
+    # without tool results (a user message with any tool result, even beside text,
+    # continues the tool loop). Thinking before it is stripped by the service; thinking
+    # in it must verify, and the turn must start with thinking.
     last_user = -1
     for i, (role, blocks) in enumerate(messages):
-        if role == "user" and any(b["type"] != "tool_result" for b in blocks):
+        if role == "user" and not any(b["type"] == "tool_result" for b in blocks):
             last_user = i
     turn = [i for i in range(last_user + 1, len(messages)) if messages[i][0] == "assistant"]
     if not turn:
@@ -320,11 +326,13 @@ def _check_history(
             first = first_blocks[0]["type"] if first_blocks else "nothing"
             if first not in ("thinking", "redacted_thinking"):
                 raise _invalid(_FINAL_THINKING.format(i=turn[0], found=first))
-    else:
-        for i in turn:
-            for j, block in enumerate(messages[i][1]):
-                if block["type"] in ("thinking", "redacted_thinking"):
-                    raise _invalid(_DISABLED_THINKING.format(i=i, j=j))
+    elif messages[-1][0] == "assistant":
+        # Thinking off: only an assistant message in the final position (a prefill) may
+        # not hold thinking; earlier ones are accepted (the service strips their thinking).
+        i = len(messages) - 1
+        for j, block in enumerate(messages[i][1]):
+            if block["type"] in ("thinking", "redacted_thinking"):
+                raise _invalid(_DISABLED_THINKING.format(i=i, j=j))
 
 
 def _neutral(role: str, blocks: list[Mapping[str, Any]]) -> Message:

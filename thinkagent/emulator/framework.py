@@ -6,7 +6,8 @@ is a plain function ``(WireRequest) -> JsonReply | StreamReply``. The framework 
 every handler so that, for every wire API alike:
 
 1. the request is parsed (JSON body) and recorded, credentials stripped
-   (:mod:`~thinkagent.emulator.recording`);
+   (:mod:`~thinkagent.emulator.recording`); a method the route does not serve is
+   answered with :meth:`WireAPI.method_not_allowed`;
 2. :meth:`WireAPI.authenticate` may refuse it;
 3. the next queued fault for this API is taken (:mod:`~thinkagent.emulator.faults`); an
    ``http`` fault answers at once through :meth:`WireAPI.error`;
@@ -18,14 +19,17 @@ every handler so that, for every wire API alike:
    pre-encoded events (batched into one write unless a per-chunk delay is set), with the
    pending stream fault applied (cut connection, in-stream error via
    :meth:`WireAPI.stream_error`, malformed event via :meth:`WireAPI.malformed_event`);
-   a delayed response stops as soon as the client disconnects.
+   a delayed response stops as soon as the client disconnects or the server stops.
 
-Replies with a status >= 400 are sent as they are (faults do not apply to them).
+Replies with a status >= 400 are sent as they are (faults do not apply to them). A
+scripted reply whose response a fault breaks (``stream_error``, ``cut``, ``malformed``)
+goes back to the front of its queue: scripts are consumed by successful requests only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import json
 import logging
@@ -39,7 +43,7 @@ from starlette.routing import Route, Router
 
 from . import brain
 from .faults import Fault, FaultQueue
-from .recording import Recorder
+from .recording import MAX_RECORDED, Recorder
 from .scripting import ScriptBook
 from .signing import Signer
 from .sse import dumps, stable_id
@@ -64,20 +68,15 @@ __all__ = [
 
 log = logging.getLogger("thinkagent.emulator")
 
-_INCOMPLETE = "ASGI callable returned without completing response."
-
-
-class _DropIntentionalCuts(logging.Filter):
-    """uvicorn logs an error when a response is left incomplete; the emulator does that
-    on purpose for the ``cut`` fault (it is how the connection gets closed mid-body)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg != _INCOMPLETE
-
-
-_uvicorn_error = logging.getLogger("uvicorn.error")
-if not any(isinstance(f, _DropIntentionalCuts) for f in _uvicorn_error.filters):
-    _uvicorn_error.addFilter(_DropIntentionalCuts())
+#: The scripted replies the current request's handler took (each request runs in its own
+#: task, so each has its own list).
+_TAKEN: contextvars.ContextVar[list[tuple[str | None, Reply]] | None] = contextvars.ContextVar(
+    "thinkagent_emulator_scripted", default=None
+)
+#: The methods routed to every endpoint (HEAD comes with GET).
+_HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+#: Faults that break the response: a scripted reply it carried is not consumed.
+_BREAKING = frozenset({"stream_error", "cut", "malformed"})
 
 
 @dataclass(frozen=True)
@@ -92,7 +91,6 @@ class WireRequest:
     query: Mapping[str, str]
     headers: Mapping[str, str]
     body: Any
-    raw: bytes
     seq: int
 
 
@@ -135,11 +133,14 @@ class EmulatorState:
     """The services shared by every wire API of one emulator: the signer, the request
     recorder, the script and fault queues. Thread-safe."""
 
-    def __init__(self, secret: bytes | str) -> None:
+    def __init__(self, secret: bytes | str, *, max_recorded: int = MAX_RECORDED) -> None:
         self.signer = Signer(secret)
-        self.recorder = Recorder()
+        self.recorder = Recorder(max_recorded)
         self.scripts = ScriptBook()
         self.faults = FaultQueue()
+        #: Set (in the server's loop) when the server starts shutting down: slowed
+        #: responses stop at once instead of holding up the shutdown.
+        self.stopping: asyncio.Event | None = None
         self._seq = itertools.count(1)
 
     def next_seq(self) -> int:
@@ -148,9 +149,13 @@ class EmulatorState:
 
     def reply(self, api: str, conversation: Conversation, settings: Settings) -> Reply:
         """The next scripted reply for ``api`` (with usage filled in), else the brain's plan."""
-        scripted = self.scripts.take(api)
-        if scripted is None:
+        entry = self.scripts.take(api)
+        if entry is None:
             return brain.plan(conversation, settings)
+        taken = _TAKEN.get()
+        if taken is not None:  # the framework puts it back if the response breaks
+            taken.append(entry)
+        scripted = entry[1]
         if scripted.usage is not None:
             return scripted
         return replace(scripted, usage=brain.reply_usage(conversation, scripted))
@@ -183,13 +188,23 @@ class WireAPI:
         usual text for that status). Used for ``http`` faults and framework errors."""
         raise NotImplementedError
 
-    def stream_error(self, status: int, message: str | None = None) -> bytes:
-        """One encoded in-stream error event for ``status`` (``stream_error`` faults)."""
+    def stream_error(self, status: int, message: str | None = None, *, index: int = 0) -> bytes:
+        """One encoded in-stream error event for ``status`` (``stream_error`` faults);
+        ``index`` is its position in the stream (the number of events sent before it)."""
         raise NotImplementedError
 
     def malformed_event(self) -> bytes:
         """One encoded stream event whose payload is not valid JSON (``malformed`` faults)."""
         return b"data: {malformed\n\n"
+
+    def reset(self) -> None:
+        """Forget what this API keeps between requests (:meth:`Emulator.reset`)."""
+
+    def method_not_allowed(self, method: str, path: str, allowed: Sequence[str]) -> JsonReply:
+        """The native error for a served path called with another method (default: a
+        405 with the native error body and an ``allow`` header)."""
+        reply = self.error(405, f"Method {method} is not allowed for {path}.")
+        return replace(reply, headers={**reply.headers, "allow": ", ".join(allowed)})
 
 
 def retry_headers(retry_after: float | None) -> dict[str, str]:
@@ -213,6 +228,7 @@ class _ChunkResponse(Response):
         *,
         complete: bool = True,
         delay: float = 0.0,
+        stopping: asyncio.Event | None = None,
     ) -> None:
         self.status_code = status
         self.media_type = media_type
@@ -221,6 +237,7 @@ class _ChunkResponse(Response):
         self._chunks = chunks
         self._complete = complete
         self._delay = delay
+        self._stopping = stopping
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send(
@@ -228,7 +245,7 @@ class _ChunkResponse(Response):
         )
         if self._delay > 0:
             if not await self._send_slowly(receive, send):
-                return  # the client went away: uvicorn expects no more of this response
+                return  # the client went away, or the server is stopping: no more of it
         elif self._chunks:
             await send(
                 {"type": "http.response.body", "body": b"".join(self._chunks), "more_body": True}
@@ -238,17 +255,23 @@ class _ChunkResponse(Response):
 
     async def _send_slowly(self, receive: Receive, send: Send) -> bool:
         """Send each chunk after the delay; ``False`` as soon as the client disconnects
-        (uvicorn ignores sends to a closed connection, so without watching ``receive``
-        a slowed stream would sleep on to its end and hold up the server's shutdown)."""
-        gone = asyncio.ensure_future(_disconnect(receive))
+        or the server starts stopping (uvicorn ignores sends to a closed connection, so
+        without watching ``receive`` a slowed stream would sleep on to its end, and
+        without watching the server it would hold up the shutdown until its timeout)."""
+        watched: list[asyncio.Future[Any]] = [asyncio.ensure_future(_disconnect(receive))]
+        if self._stopping is not None:
+            watched.append(asyncio.ensure_future(self._stopping.wait()))
         try:
             for chunk in self._chunks:
-                await asyncio.wait((gone,), timeout=self._delay)
-                if gone.done():
+                done, _ = await asyncio.wait(
+                    watched, timeout=self._delay, return_when=asyncio.FIRST_COMPLETED
+                )
+                if done:
                     return False
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         finally:
-            gone.cancel()
+            for task in watched:
+                task.cancel()
         return True
 
 
@@ -264,6 +287,7 @@ def _json_response(reply: JsonReply) -> Response:
 
 def _apply(api: WireAPI, out: JsonReply | StreamReply, fault: Fault | None) -> Response:
     """Send ``out``, with the request's (non-``http``) fault applied."""
+    stopping = api.state.stopping
     if isinstance(out, JsonReply):
         if fault is None or out.status >= 400:
             return _json_response(out)
@@ -278,9 +302,17 @@ def _apply(api: WireAPI, out: JsonReply | StreamReply, fault: Fault | None) -> R
         if fault.kind == "cut":  # sent chunked, so the client sees an incomplete body
             half = [body[: len(body) // 2]]
             return _ChunkResponse(
-                half, out.status, headers, "application/json", complete=False, delay=fault.delay
+                half,
+                out.status,
+                headers,
+                "application/json",
+                complete=False,
+                delay=fault.delay,
+                stopping=stopping,
             )
-        return _ChunkResponse([body], out.status, headers, "application/json", delay=fault.delay)
+        return _ChunkResponse(
+            [body], out.status, headers, "application/json", delay=fault.delay, stopping=stopping
+        )
 
     events = list(out.events)
     complete = True
@@ -293,12 +325,33 @@ def _apply(api: WireAPI, out: JsonReply | StreamReply, fault: Fault | None) -> R
         elif fault.kind == "malformed":
             events.append(api.malformed_event())
         else:
-            events.append(api.stream_error(fault.status, fault.message))
+            events.append(api.stream_error(fault.status, fault.message, index=at))
     delay = fault.delay if fault is not None else 0.0
-    return _ChunkResponse(events, 200, out.headers, out.media_type, complete=complete, delay=delay)
+    return _ChunkResponse(
+        events,
+        200,
+        out.headers,
+        out.media_type,
+        complete=complete,
+        delay=delay,
+        stopping=stopping,
+    )
 
 
-def _endpoint(api: WireAPI, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+def _parse_json(raw: bytes) -> tuple[Any, bool]:
+    """(the parsed body or ``None``, whether it is invalid). Nesting too deep for the
+    parser is invalid JSON too, not a crash."""
+    if not raw:
+        return None, False
+    try:
+        return json.loads(raw), False
+    except (ValueError, RecursionError):
+        return None, True
+
+
+def _endpoint(
+    api: WireAPI, handler: Handler, methods: Sequence[str]
+) -> Callable[[Request], Awaitable[Response]]:
     state = api.state
 
     async def endpoint(request: Request) -> Response:
@@ -307,17 +360,13 @@ def _endpoint(api: WireAPI, handler: Handler) -> Callable[[Request], Awaitable[R
         path: str = request.scope["path"]
         headers = dict(request.headers.items())
         query = dict(request.query_params.multi_items())
-        body: Any = None
-        bad_json = False
-        if raw:
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                bad_json = True
+        body, bad_json = _parse_json(raw)
         state.recorder.add(api.name, method, path, query.items(), headers.items(), body)
         wreq = WireRequest(
-            method, path, request.path_params, query, headers, body, raw, state.next_seq()
+            method, path, request.path_params, query, headers, body, state.next_seq()
         )
+        if method not in methods:
+            return _json_response(api.method_not_allowed(method, path, methods))
         refused = api.authenticate(wreq)
         if refused is not None:
             return _json_response(refused)
@@ -328,11 +377,18 @@ def _endpoint(api: WireAPI, handler: Handler) -> Callable[[Request], Awaitable[R
             )
         if bad_json:
             return _json_response(api.error(400, "The request body is not valid JSON."))
+        taken: list[tuple[str | None, Reply]] = []
+        token = _TAKEN.set(taken)
         try:
             out = handler(wreq)
         except Exception:
+            state.scripts.restore(taken)
             log.exception("emulator handler for %s %s failed", method, path)
             return _json_response(api.error(500))
+        finally:
+            _TAKEN.reset(token)
+        if taken and fault is not None and fault.kind in _BREAKING:
+            state.scripts.restore(taken)  # one scripted reply per *successful* request
         return _apply(api, out, fault)
 
     return endpoint
@@ -340,21 +396,18 @@ def _endpoint(api: WireAPI, handler: Handler) -> Callable[[Request], Awaitable[R
 
 def build_app(apis: Sequence[WireAPI], state: EmulatorState) -> Router:
     """The ASGI app serving every route of ``apis``; unknown routes are recorded and
-    answered with a JSON 404."""
+    answered with a JSON 404, served routes called with another method are recorded and
+    answered with :meth:`WireAPI.method_not_allowed`."""
     routes: list[Route] = []
     for api in apis:
         for route in api.routes():
-            routes.append(
-                Route(route.path, _endpoint(api, route.handler), methods=list(route.methods))
-            )
+            # Every method reaches the endpoint, which answers the others natively.
+            endpoint = _endpoint(api, route.handler, route.methods)
+            routes.append(Route(route.path, endpoint, methods=list(_HTTP_METHODS)))
 
     async def not_found(scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        raw = await request.body()
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
+        body, _ = _parse_json(await request.body())
         state.recorder.add(
             None,
             request.method,

@@ -166,8 +166,21 @@ def signature_kind(model: GeminiModel) -> str:
 
 
 def call_content(rank: int, name: str, args: Mapping[str, Any]) -> str:
-    """What a function-call signature seals: the call's rank in its turn, name and args."""
-    return "call\x00" + str(rank) + "\x00" + name + "\x00" + _canonical(args)
+    """What a function-call signature seals: the call's rank in its turn, name and args
+    (numbers by value: ``3.0`` and ``3`` are the same argument, as they are to the
+    service, which keeps them as protobuf ``Value`` doubles)."""
+    return "call\x00" + str(rank) + "\x00" + name + "\x00" + _canonical(_integral(args))
+
+
+def _integral(value: Any) -> Any:
+    """``value`` with every integral float as an int, recursively."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, Mapping):
+        return {k: _integral(v) for k, v in cast("Mapping[str, Any]", value).items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in cast("list[Any]", value)]
+    return value
 
 
 def text_content(answer: str) -> str:
@@ -211,6 +224,7 @@ def _get(obj: Mapping[str, Any], camel: str) -> Any:
 
 @dataclass(frozen=True)
 class _Part:
+    content: int  # the index of its content in ``contents``, for error messages
     index: int
     text: str | None
     thought: bool
@@ -222,6 +236,9 @@ class _Part:
 
 @dataclass(frozen=True)
 class _Content:
+    """One turn: a content of the request, or several consecutive contents of one role
+    merged (``index`` is the first one's)."""
+
     index: int
     role: Literal["user", "model"]
     parts: tuple[_Part, ...]
@@ -280,6 +297,7 @@ def _parse_part(raw: Any, i: int, j: int) -> _Part:
         kinds = [k for k in part if k not in ("thought", "thoughtSignature", "thought_signature")]
         other = f"[{kinds[0]}]" if kinds else ""
     return _Part(
+        content=i,
         index=j,
         text=text if isinstance(text, str) else None,
         thought=part.get("thought") is True,
@@ -317,6 +335,21 @@ def _parse_contents(raw: Any) -> list[_Content]:
             )
         )
     return contents
+
+
+def _merge_turns(contents: Sequence[_Content]) -> list[_Content]:
+    """Consecutive contents of one role as one turn. google-genai's own streamed chat
+    (and its automatic function calling over a stream) keeps each streamed chunk as a
+    model content of its own, and the service accepts that history as the turn it was:
+    turn order, signatures and the running answer text are checked on the merged turn."""
+    turns: list[_Content] = []
+    for content in contents:
+        if turns and turns[-1].role == content.role:
+            last = turns[-1]
+            turns[-1] = _Content(last.index, last.role, last.parts + content.parts)
+        else:
+            turns.append(content)
+    return turns
 
 
 def _normalize_schema(schema: Any) -> Any:
@@ -492,7 +525,7 @@ def _check_turns(contents: Sequence[_Content]) -> None:
             name = cast("Mapping[str, Any]", part.response)["name"]
             if name not in names:
                 raise GeminiError(
-                    f"Function response `{name}` in contents[{content.index}].parts[{part.index}] "
+                    f"Function response `{name}` in contents[{part.content}].parts[{part.index}] "
                     "does not answer any function call of the function call turn."
                 )
 
@@ -530,7 +563,7 @@ def _check_signatures(
             blob = decode_signature(part.signature)
             if blob is None:
                 raise GeminiError(
-                    f"Invalid value at 'contents[{content.index}].parts[{part.index}]."
+                    f"Invalid value at 'contents[{part.content}].parts[{part.index}]."
                     f"thought_signature' (TYPE_BYTES), Base64 decoding failed for "
                     f'"{part.signature}"'
                 )
@@ -544,7 +577,7 @@ def _check_signatures(
             calls = content.calls
             if calls and calls[0].signature is None:
                 name = cast("str", cast("Mapping[str, Any]", calls[0].call)["name"])
-                raise GeminiError(dialect.missing_signature(name, content.index + 1))
+                raise GeminiError(dialect.missing_signature(name, calls[0].content + 1))
 
 
 def _neutral(contents: Sequence[_Content]) -> tuple[Message, ...]:
@@ -601,7 +634,7 @@ def parse_request(
 ) -> GeminiRequest:
     """Validate a ``GenerateContentRequest`` for ``model`` (see :func:`gemini_model`) and
     build its neutral view. Raises :class:`GeminiError` with the real status and message."""
-    contents = _parse_contents(body.get("contents"))
+    contents = _merge_turns(_parse_contents(body.get("contents")))
     generation = as_mapping(_get(body, "generationConfig"))
     thinking, include, budget, effort = _thinking(
         as_mapping(_get(generation, "thinkingConfig")), model, dialect

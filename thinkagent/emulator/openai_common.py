@@ -95,14 +95,12 @@ _ERRORS: Mapping[int, tuple[str, str, str | None]] = {
 
 @dataclass
 class RequestContext:
-    """What the current request's errors need to know: the Azure flavour, the Azure
-    operation name (for its 429 text) and, for streams, a sequence number past the last
-    event (for in-stream error events)."""
+    """What the current request's errors need to know: the Azure flavour and the Azure
+    operation name and API version (for its 429 text)."""
 
     azure: bool = False
     operation: str = "ChatCompletions_Create"
     api_version: str = ""
-    next_sequence: int = 0
 
 
 _CONTEXT: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar(
@@ -251,6 +249,10 @@ class OpenAIWire(WireAPI):
         self, status: int, message: str | None = None, *, retry_after: float | None = None
     ) -> JsonReply:
         return error_reply(status, message, retry_after=retry_after, seq=self.state.next_seq())
+
+    def method_not_allowed(self, method: str, path: str, allowed: Sequence[str]) -> JsonReply:
+        """OpenAI's 405 for a served URL called with another method."""
+        return self.error(405, f"Invalid method for URL ({method} {path})")
 
 
 def _uuid(seed: str) -> str:

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CREDENTIAL_HEADERS", "CREDENTIAL_QUERY", "RecordedRequest", "Recorder", "auth_scheme"]
+__all__ = [
+    "CREDENTIAL_HEADERS",
+    "CREDENTIAL_QUERY",
+    "MAX_RECORDED",
+    "RecordedRequest",
+    "Recorder",
+    "auth_scheme",
+]
+
+#: How many requests a :class:`Recorder` keeps by default (the most recent ones).
+MAX_RECORDED = 10_000
 
 #: Request headers that carry credentials; they are never recorded.
 CREDENTIAL_HEADERS = frozenset(
@@ -57,11 +68,14 @@ class RecordedRequest:
 
 
 class Recorder:
-    """A thread-safe, append-only list of :class:`RecordedRequest`."""
+    """A thread-safe log of the last ``max_items`` :class:`RecordedRequest` (older ones
+    are forgotten, so a long-running emulator does not grow without bound)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_items: int = MAX_RECORDED) -> None:
+        if max_items < 1:
+            raise ValueError("max_items must be at least 1")
         self._lock = threading.Lock()
-        self._items: list[RecordedRequest] = []
+        self._items: deque[RecordedRequest] = deque(maxlen=max_items)
 
     def add(
         self,
@@ -84,7 +98,7 @@ class Recorder:
         return item
 
     def snapshot(self) -> list[RecordedRequest]:
-        """A copy of the recorded requests, oldest first."""
+        """A copy of the recorded requests (the last ``max_items``), oldest first."""
         with self._lock:
             return list(self._items)
 

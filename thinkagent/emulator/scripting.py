@@ -3,7 +3,8 @@
 ``emulator.script("anthropic", [Reply(...), Reply(...)])`` makes the next two successful
 Anthropic requests answer with those replies, rendered natively and signed like any
 other; afterwards the brain answers again. Requests that fail validation do not consume
-a scripted reply.
+a scripted reply, and a reply whose response a fault breaks goes back to the front of its
+queue (the SDK's retry gets it).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ class ScriptBook:
         with self._lock:
             self._queues.setdefault(api, []).extend(items)
 
-    def take(self, api: str) -> Reply | None:
-        """Pop the next reply for ``api``, or ``None`` when its script is exhausted."""
+    def take(self, api: str) -> tuple[str | None, Reply] | None:
+        """Pop the next reply for ``api`` with the key of the queue it came from, or
+        ``None`` when its script is exhausted."""
         if not self._queues:
             return None
         with self._lock:
@@ -44,13 +46,15 @@ class ScriptBook:
                     reply = queue.pop(0)
                     if not queue:
                         del self._queues[key]
-                    return reply
+                    return key, reply
         return None
 
-    def pending(self, api: str | None = None) -> int:
-        """How many replies are still queued for ``api``."""
+    def restore(self, taken: Iterable[tuple[str | None, Reply]]) -> None:
+        """Put replies returned by :meth:`take` back at the front of their queues, in
+        their original order."""
         with self._lock:
-            return len(self._queues.get(api, ()))
+            for key, reply in reversed(list(taken)):
+                self._queues.setdefault(key, []).insert(0, reply)
 
     def clear(self) -> None:
         """Drop every queued reply."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import socket
 import threading
 from collections.abc import Iterable
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 
 from .framework import EmulatorState, build_app
+from .recording import MAX_RECORDED
 from .signing import DEFAULT_SECRET
 from .wire import WIRE_APIS
 
@@ -39,11 +41,44 @@ VERTEX_PROJECT = "emulator-project"
 VERTEX_LOCATION = "us-central1"
 
 
+_THREAD_PREFIX = "thinkagent-emulator-"
+_INCOMPLETE = "ASGI callable returned without completing response."
+
+
+class _DropIntentionalCuts(logging.Filter):
+    """uvicorn logs an error when a response is left incomplete; the emulator does that
+    on purpose (the ``cut`` fault closes the connection mid-body that way, and a slowed
+    response stops so when its client leaves or the server stops). Only records from an
+    emulator's server thread are dropped: other uvicorn servers log as usual."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        thread = record.threadName or ""
+        return not (record.msg == _INCOMPLETE and thread.startswith(_THREAD_PREFIX))
+
+
+_LOG_FILTER = _DropIntentionalCuts()
+_log_lock = threading.Lock()
+_log_users = 0
+
+
+def _use_log_filter(on: bool) -> None:
+    """Attach the filter to ``uvicorn.error`` while at least one emulator runs."""
+    global _log_users
+    logger = logging.getLogger("uvicorn.error")
+    with _log_lock:
+        _log_users += 1 if on else -1
+        if on and _log_users == 1:
+            logger.addFilter(_LOG_FILTER)
+        elif not on and _log_users == 0:
+            logger.removeFilter(_LOG_FILTER)
+
+
 class _Server(uvicorn.Server):
     """uvicorn's server, stopped by an event instead of its 0.1 s polling tick."""
 
-    def __init__(self, config: uvicorn.Config) -> None:
+    def __init__(self, config: uvicorn.Config, state: EmulatorState) -> None:
         super().__init__(config)
+        self.state = state
         self.stop_event: asyncio.Event | None = None
 
     async def main_loop(self) -> None:
@@ -53,8 +88,11 @@ class _Server(uvicorn.Server):
         await self.stop_event.wait()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        """uvicorn's graceful shutdown without its fixed 0.1 s sleeps: close the listeners,
-        ask every connection to close, wait (briefly polling) for in-flight responses."""
+        """uvicorn's graceful shutdown without its fixed 0.1 s sleeps: stop the slowed
+        responses, close the listeners, ask every connection to close, wait (briefly
+        polling) for in-flight responses."""
+        if self.state.stopping is not None:
+            self.state.stopping.set()
         for server in self.servers:
             server.close()
         for connection in list(self.server_state.connections):
@@ -77,15 +115,21 @@ class Emulator:
     joins the thread.
 
     ``secret`` keys every signature; the fixed default keeps signed histories valid
-    across emulators in one test suite. ``port=0`` picks a free port.
+    across emulators in one test suite. ``port=0`` picks a free port. ``max_recorded``
+    bounds :attr:`requests` (the most recent ones are kept).
     """
 
     def __init__(
-        self, *, host: str = "127.0.0.1", port: int = 0, secret: bytes | str = DEFAULT_SECRET
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        secret: bytes | str = DEFAULT_SECRET,
+        max_recorded: int = MAX_RECORDED,
     ) -> None:
         self.host = host
         self.port = port
-        self.state = EmulatorState(secret)
+        self.state = EmulatorState(secret, max_recorded=max_recorded)
         self.apis = tuple(cls(self.state) for cls in WIRE_APIS)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -139,7 +183,7 @@ class Emulator:
             date_header=False,
             timeout_graceful_shutdown=2,
         )
-        server = _Server(config)
+        server = _Server(config, self.state)
         ready = threading.Event()
         self._error = None
 
@@ -148,6 +192,7 @@ class Emulator:
             self._loop = loop
             try:
                 asyncio.set_event_loop(loop)
+                self.state.stopping = asyncio.Event()  # used in this loop only
                 task = loop.create_task(server.serve(sockets=[sock]))
 
                 def check_started() -> None:
@@ -168,14 +213,16 @@ class Emulator:
                 loop.close()
                 sock.close()
 
-        thread = threading.Thread(target=run, name=f"thinkagent-emulator-{self.port}", daemon=True)
+        thread = threading.Thread(target=run, name=f"{_THREAD_PREFIX}{self.port}", daemon=True)
         self._server = server
         self._thread = thread
+        _use_log_filter(True)
         thread.start()
         ready.wait()
         if not server.started:
             thread.join()
             self._thread = None
+            _use_log_filter(False)
             error = self._error
             raise RuntimeError(f"the emulator failed to start: {error!r}") from error
         return self
@@ -193,6 +240,8 @@ class Emulator:
         self._thread = None
         self._server = None
         self._loop = None
+        self.state.stopping = None
+        _use_log_filter(False)
 
     def __enter__(self) -> Emulator:
         return self.start()
@@ -224,7 +273,8 @@ class Emulator:
 
     @property
     def requests(self) -> list[RecordedRequest]:
-        """A snapshot of every request received so far (credentials removed)."""
+        """A snapshot of the requests received so far, oldest first (credentials removed;
+        the last ``max_recorded``, 10,000 by default)."""
         return self.state.recorder.snapshot()
 
     def clear(self) -> None:
@@ -232,10 +282,13 @@ class Emulator:
         self.state.recorder.clear()
 
     def reset(self) -> None:
-        """Forget the recorded requests and drop pending scripts and faults."""
+        """Forget the recorded requests and the stored Responses items, and drop pending
+        scripts and faults."""
         self.state.recorder.clear()
         self.state.scripts.clear()
         self.state.faults.clear()
+        for api in self.apis:
+            api.reset()
 
     def script(self, api: str | None, replies: Iterable[Reply]) -> None:
         """Queue exact replies for the next successful requests of wire API ``api``

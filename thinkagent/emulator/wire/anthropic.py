@@ -150,7 +150,7 @@ class AnthropicAPI(WireAPI):
             headers["x-should-retry"] = "true"
         return JsonReply(body, status, headers)
 
-    def stream_error(self, status: int, message: str | None = None) -> bytes:
+    def stream_error(self, status: int, message: str | None = None, *, index: int = 0) -> bytes:
         kind, default = _error_kind(status)
         return sse_event(
             "error", {"type": "error", "error": {"type": kind, "message": message or default}}

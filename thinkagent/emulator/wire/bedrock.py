@@ -131,6 +131,19 @@ def _tool_result(result: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _check_ids(block: Mapping[str, Any], index: int, position: int) -> None:
+    """``toolUse.toolUseId``, ``toolUse.name`` and ``toolResult.toolUseId`` are strings."""
+    for kind, keys in (("toolUse", ("toolUseId", "name")), ("toolResult", ("toolUseId",))):
+        if kind not in block:
+            continue
+        inner = as_mapping(block[kind])
+        for key in keys:
+            if not isinstance(inner.get(key), str):
+                raise _ConverseError(
+                    f"The value at messages.{index}.content.{position}.{kind}.{key} is invalid."
+                )
+
+
 def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
     """Translate a Converse request into an Anthropic Messages request, keeping the
     message and block indices (``cachePoint`` markers are dropped, as the service folds
@@ -152,8 +165,9 @@ def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
         if role not in ("user", "assistant", "system"):
             raise _ConverseError(f"The value at messages.{index}.role is invalid.")
         content: list[dict[str, Any]] = []
-        for raw_block in as_list(message.get("content")):
+        for position, raw_block in enumerate(as_list(message.get("content"))):
             block = as_mapping(raw_block)
+            _check_ids(block, index, position)
             if "text" in block:
                 content.append({"type": "text", "text": block["text"]})
             elif "toolUse" in block:
@@ -310,7 +324,7 @@ class BedrockAPI(WireAPI):
         }
         return JsonReply({"message": message or default}, status, headers)
 
-    def stream_error(self, status: int, message: str | None = None) -> bytes:
+    def stream_error(self, status: int, message: str | None = None, *, index: int = 0) -> bytes:
         kind = _STREAM_ERRORS.get(status)
         if kind is None:
             original = {

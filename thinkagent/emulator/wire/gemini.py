@@ -130,13 +130,17 @@ class _GoogleAPI(WireAPI):
             _error_body(code, name, text, retry_after), code, retry_headers(retry_after)
         )
 
-    def stream_error(self, status: int, message: str | None = None) -> bytes:
+    def stream_error(self, status: int, message: str | None = None, *, index: int = 0) -> bytes:
         code, name = _status(status)
         text = message or self.messages.get(code) or self.messages[500 if code >= 500 else 400]
         return b"data: " + dumps(_error_body(code, name, text, None)) + _SSE_END
 
     def malformed_event(self) -> bytes:
         return _CHUNK_START + b'{"text": ' + _SSE_END
+
+    def method_not_allowed(self, method: str, path: str, allowed: Sequence[str]) -> JsonReply:
+        """Google's front end routes by method too: another method is a 404."""
+        return self.error(404, "Method not found.")
 
     # --- hooks ------------------------------------------------------------------------
 

@@ -109,6 +109,40 @@ def _type_name(value: Any) -> str:
     return "object"
 
 
+def _invalid_type(param: str, expected: str, value: Any) -> OpenAIError:
+    """OpenAI's 400 for a value of the wrong JSON type (``expected``: ``a string``...)."""
+    got = _type_name(value)
+    article = "" if got == "null" else "an " if got[0] in "aeiou" else "a "
+    return OpenAIError(
+        400,
+        f"Invalid type for '{param}': expected {expected}, but got {article}{got} instead.",
+        param=param,
+        code="invalid_type",
+    )
+
+
+def _check_ids(message: Mapping[str, Any], index: int) -> None:
+    """A tool message's ``tool_call_id`` and an assistant's ``tool_calls[k].id`` are strings."""
+    if message.get("role") == "tool":
+        call_id = message.get("tool_call_id")
+        if call_id is None:
+            raise missing_parameter(f"messages[{index}].tool_call_id")
+        if not isinstance(call_id, str):
+            raise _invalid_type(f"messages[{index}].tool_call_id", "a string", call_id)
+    elif message.get("role") == "assistant" and message.get("tool_calls") is not None:
+        calls = message["tool_calls"]
+        if not isinstance(calls, list):
+            raise _invalid_type(f"messages[{index}].tool_calls", "an array", calls)
+        for k, raw in enumerate(cast("list[Any]", calls)):
+            call = mapping_or_none(raw)
+            if call is None:
+                raise _invalid_type(f"messages[{index}].tool_calls[{k}]", "an object", raw)
+            if call.get("id") is None:
+                raise missing_parameter(f"messages[{index}].tool_calls[{k}].id")
+            if not isinstance(call.get("id"), str):
+                raise _invalid_type(f"messages[{index}].tool_calls[{k}].id", "a string", call["id"])
+
+
 def _tools(raw: Any) -> tuple[ToolSpec, ...]:
     if raw is None:
         return ()
@@ -257,6 +291,7 @@ def _parse(request: WireRequest) -> _ChatRequest:
             )
         if message.get("role") not in _ROLES:
             raise invalid_value(message.get("role"), _ROLES, f"messages[{index}].role")
+        _check_ids(message, index)
         messages.append(message)
 
     effort = check_effort(model, body.get("reasoning_effort"), "reasoning_effort")
@@ -453,7 +488,7 @@ class OpenAIChatAPI(OpenAIWire):
             WireRoute("/openai/v1/chat/completions", self.completions),
         )
 
-    def stream_error(self, status: int, message: str | None = None) -> bytes:
+    def stream_error(self, status: int, message: str | None = None, *, index: int = 0) -> bytes:
         return sse_data({"error": stream_error_payload(status, message)})
 
     # --- handler -----------------------------------------------------------------------
@@ -548,8 +583,9 @@ class OpenAIChatAPI(OpenAIWire):
                     delta = {"role": "assistant", **delta}
                 events.append(chunk(delta))
             cut_at = max(1, len(pieces) // 2)
-        else:
-            events.append(chunk({"role": "assistant", "content": "", "refusal": None}))
+        else:  # ``content: null`` when the reply has none (a turn of tool calls only)
+            opening = "" if rendered.content is not None else None
+            events.append(chunk({"role": "assistant", "content": opening, "refusal": None}))
         content = rendered.content or ""
         if content.startswith(_THINK_OPEN):
             thought, _, text = content[len(_THINK_OPEN) :].partition(_THINK_CLOSE)

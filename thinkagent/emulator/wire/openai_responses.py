@@ -239,6 +239,10 @@ class _Store:
         with self._lock:
             return self._items.get((scope, item_id))
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
 
 def _reasoning_texts(
     items: Sequence[Mapping[str, Any]], scope: str, signer: Signer, store: _Store, stored: bool
@@ -445,6 +449,10 @@ class OpenAIResponsesAPI(OpenAIWire):
         super().__init__(state)
         self._store = _Store()
 
+    def reset(self) -> None:
+        """Forget the stored reasoning items."""
+        self._store.clear()
+
     def routes(self) -> Sequence[WireRoute]:
         return (
             WireRoute("/v1/responses", self.responses),
@@ -452,7 +460,7 @@ class OpenAIResponsesAPI(OpenAIWire):
             WireRoute("/openai/v1/responses", self.responses),
         )
 
-    def stream_error(self, status: int, message: str | None = None) -> bytes:
+    def stream_error(self, status: int, message: str | None = None, *, index: int = 0) -> bytes:
         error = stream_error_payload(status, message)
         return sse_event(
             "error",
@@ -462,7 +470,7 @@ class OpenAIResponsesAPI(OpenAIWire):
                 "message": error["message"],
                 "param": None,
                 "error": error,
-                "sequence_number": context().next_sequence,
+                "sequence_number": index,
             },
         )
 
@@ -652,6 +660,5 @@ class OpenAIResponsesAPI(OpenAIWire):
                 emit("response.output_item.done", item=item, output_index=index)
         final = "response.completed" if response["status"] == "completed" else "response.incomplete"
         emit(final, response=response)
-        context().next_sequence = len(events)
         stream_headers = {**headers, "cache-control": "no-cache"}
         return StreamReply(events, "text/event-stream; charset=utf-8", stream_headers, cut_at)
