@@ -14,11 +14,14 @@ import pytest
 from thinkagent import (
     Agent,
     ConfigurationError,
+    HistoryError,
     Message,
+    ModelRequest,
     ModelResponse,
     ProviderError,
     StreamInterrupted,
     TextDelta,
+    TextPart,
     ThinkingBlock,
     ThinkingDelta,
     ToolCallDelta,
@@ -207,6 +210,72 @@ async def test_a_bedrock_history_continues_on_anthropic(
     assert not kinds & {"thinking", "redacted_thinking"}
     texts = [b["text"] for m in first for b in m["content"] if b["type"] == "text"]
     assert any(t.startswith("<thinking>") for t in texts) is (foreign_reasoning == "text")
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["json", "streamed"])
+async def test_a_tool_loop_begun_elsewhere_is_refused_before_sending(
+    emu: Emulator, client: anthropic.AsyncAnthropic, streamed: bool
+) -> None:
+    """Claude would answer "Expected `thinking` or `redacted_thinking`, but found `tool_use`":
+    the adapter says so, with the remedy, and sends nothing."""
+    bedrock = Agent(
+        BedrockModel(
+            "anthropic.claude-sonnet-4-6-v1:0",
+            client=emu.bedrock_client(),
+            thinking=ClaudeThinking.adaptive(),
+        ),
+        tools=TOOLS,
+    )
+    history = (await bedrock.run(QUESTION)).messages[:3]  # mid-loop
+    emu.clear()
+    for case in ("adaptive", "budget", "default"):
+        with pytest.raises(HistoryError) as caught:
+            await run(make_agent(client, case), None, history=history, streamed=streamed)
+        error = caught.value
+        assert error.message_index == 1
+        assert "provider that started it" in str(error) and "thinking disabled" in str(error)
+    assert emu.requests == []
+    # the remedy: this request without thinking
+    disabled = Agent(
+        AnthropicModel("claude-sonnet-4-6", client=client, thinking=ClaudeThinking.disabled()),
+        tools=TOOLS,
+    )
+    result = await run(disabled, None, history=history, streamed=streamed)
+    assert "14:05" in result.output
+
+
+async def test_whitespace_only_text_is_not_sent(
+    emu: Emulator, client: anthropic.AsyncAnthropic
+) -> None:
+    """Claude refuses "text content blocks must contain non-whitespace text"."""
+    agent = make_agent(client, "adaptive")
+    history = (await agent.run(QUESTION)).messages[:3]
+    step = history[1]
+    history[1] = step.model_copy(update={"parts": (*step.parts, TextPart(text="\n\n"))})
+    emu.clear()
+    result = await agent.run(None, history=history)
+    assert "14:05" in result.output
+    sent = [b for r in emu.requests for m in r.body["messages"] for b in m["content"]]
+    assert all(b["text"].strip() for b in sent if b["type"] == "text")
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["json", "streamed"])
+async def test_an_sdk_refusal_it_does_not_know_is_raised_as_it_is(
+    client: anthropic.AsyncAnthropic, streamed: bool
+) -> None:
+    """Not chained to itself (`raise exc from exc`)."""
+    model = AnthropicModel(
+        "claude-sonnet-4-6", client=client, settings={"extra_body": {"opaque": object()}}
+    )
+    request = ModelRequest([Message.user(QUESTION)])
+    with pytest.raises(TypeError, match="not JSON serializable") as caught:
+        if streamed:
+            async for _ in model.stream(request):
+                pass
+        else:
+            await model.request(request)
+    assert caught.value.__cause__ is not caught.value
+    assert caught.value.__context__ is not caught.value
 
 
 async def test_forced_tool_choice_with_thinking_sends_nothing(

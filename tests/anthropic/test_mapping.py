@@ -12,6 +12,7 @@ from anthropic import types as wire
 
 from thinkagent import (
     ConfigurationError,
+    HistoryError,
     Message,
     ModelRequest,
     ProviderError,
@@ -121,6 +122,18 @@ def history(assistant: Message, *more: Message) -> list[Message]:
     return [Message.user("Weather in Paris?"), assistant, Message.user_results([RESULT]), *more]
 
 
+def finished(assistant: Message) -> list[Message]:
+    """`history(assistant)` with the turn finished (answered, then a new prompt): its tool loop
+    may come from anywhere, Claude only verifies the current one."""
+    answer = Message(
+        role="assistant",
+        parts=(TextPart(text="Sunny in Paris."),),
+        provider=assistant.provider,
+        model="claude-sonnet-4-6",
+    )
+    return history(assistant, answer, Message.user("And in Lyon?"))
+
+
 def turn(*parts: Any, provider: str | None = "anthropic") -> Message:
     return Message(role="assistant", parts=parts, provider=provider, model="claude-sonnet-4-6")
 
@@ -168,12 +181,12 @@ def test_same_scope_blocks_go_back_exactly_in_place() -> None:
 @pytest.mark.parametrize("provider", ["bedrock", "gemini", None])
 def test_reasoning_from_another_scope_is_never_sent_as_thinking(provider: str | None) -> None:
     foreign = turn(SIGNED, REDACTED, TextPart(text="Checking."), CALL, provider=provider)
-    dropped = model().build_request(ModelRequest(history(foreign)))
+    dropped = model().build_request(ModelRequest(finished(foreign)))
     assert assistant_content(dropped) == [
         {"type": "text", "text": "Checking."},
         {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
     ]
-    as_text = model(foreign_reasoning="text").build_request(ModelRequest(history(foreign)))
+    as_text = model(foreign_reasoning="text").build_request(ModelRequest(finished(foreign)))
     assert assistant_content(as_text)[0] == {
         "type": "text",
         "text": "<thinking>\nI should call get_weather.\n</thinking>",
@@ -186,7 +199,7 @@ def test_reasoning_from_another_scope_is_never_sent_as_thinking(provider: str | 
 def test_unsigned_thinking_of_this_scope_is_never_sent_as_thinking() -> None:
     cut = ThinkingBlock.plain("I should call get_w")  # a stream cut before its signature
     empty_signature = ThinkingBlock.signed("Half a thought", "")
-    history_ = history(turn(cut, empty_signature, CALL))
+    history_ = finished(turn(cut, empty_signature, CALL))
     assert assistant_content(model().build_request(ModelRequest(history_))) == [
         {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
     ]
@@ -235,22 +248,133 @@ def test_tool_results_go_first_with_their_error_flag() -> None:
     ]
 
 
+PROFILE_ARN = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3"
+"""A model id the name rules cannot read (an application inference profile)."""
+
+
+def loop_begun_by(provider: str | None) -> Message:
+    return turn(SIGNED, REDACTED, TextPart(text="Checking."), CALL, provider=provider)
+
+
+@pytest.mark.parametrize(
+    ("assistant", "found"),
+    [
+        (loop_begun_by("bedrock"), "text"),
+        (loop_begun_by("gemini"), "text"),
+        (loop_begun_by(None), "text"),
+        (turn(ThinkingBlock.plain("I should call get_w"), CALL), "tool_use"),  # a cut stream
+        (turn(ThinkingBlock.signed("Half a thought", ""), CALL), "tool_use"),
+    ],
+)
+def test_a_tool_loop_without_replayable_thinking_is_refused_before_sending(
+    assistant: Message, found: str
+) -> None:
+    """Claude's rule ("Expected `thinking` or `redacted_thinking`, but found `tool_use`")
+    checked while the request is built, with the remedy."""
+    for thinking, name in (
+        (ClaudeThinking.adaptive(), "claude-sonnet-4-6"),
+        (ClaudeThinking.budget(2048), "claude-sonnet-4-6"),
+        (None, "claude-opus-4-7"),  # thinks by default
+    ):
+        chosen = model(thinking=thinking, name=name)
+        with pytest.raises(HistoryError) as caught:
+            chosen.build_request(ModelRequest(history(assistant)))
+        error = caught.value
+        assert error.message_index == 1
+        assert f"starts with {found}" in str(error)
+        assert "provider that started it" in str(error) and "thinking disabled" in str(error)
+        assert "ClaudeThinking.disabled()" in str(error)
+    # also with foreign reasoning sent as text: it is text, not thinking
+    with pytest.raises(HistoryError):
+        model(foreign_reasoning="text").build_request(ModelRequest(history(assistant)))
+
+
+def test_the_rule_names_the_message_that_starts_the_current_turn() -> None:
+    """Several steps: the turn's first assistant message is the one that must start with
+    thinking (its index in the request's messages, after skipped messages)."""
+    unsigned_only = turn(ThinkingBlock.plain("thoughts"), provider="gemini")  # sends nothing
+    second = ToolCall(id="toolu_2", name="get_time", arguments={"city": "Paris"})
+    messages = [
+        Message.user("Weather and time in Paris?"),
+        unsigned_only,
+        turn(CALL, provider="gemini"),
+        Message.user_results([RESULT]),
+        turn(SIGNED, second),  # this scope's own, signed: not enough, the turn began elsewhere
+        Message.user_results([ToolResult(call_id="toolu_2", name="get_time", content="14:05")]),
+    ]
+    with pytest.raises(HistoryError) as caught:
+        model().build_request(ModelRequest(messages))
+    assert caught.value.message_index == 2
+    # a user message with tool results and text still continues the loop
+    mixed = [*messages[:3], Message(role="user", parts=(RESULT, TextPart(text="Hurry.")))]
+    with pytest.raises(HistoryError):
+        model().build_request(ModelRequest(mixed))
+
+
+def test_a_tool_loop_that_starts_with_thinking_passes() -> None:
+    # this scope's loop, with a later step that did not think (a budget without interleaving)
+    second = ToolCall(id="toolu_2", name="get_time", arguments={"city": "Paris"})
+    messages = [
+        *history(turn(SIGNED, CALL)),
+        turn(second),
+        Message.user_results([ToolResult(call_id="toolu_2", name="get_time", content="14:05")]),
+    ]
+    params = model().build_request(ModelRequest(messages))
+    assert [b["type"] for b in assistant_content(params)] == ["thinking", "tool_use"]
+    redacted_first = model().build_request(ModelRequest(history(turn(REDACTED, CALL))))
+    assert assistant_content(redacted_first)[0]["type"] == "redacted_thinking"
+
+
+def test_without_thinking_the_rule_does_not_apply() -> None:
+    foreign = history(loop_begun_by("gemini"))
+    tool_use_only = [{"type": "text", "text": "Checking."}, assistant_content_of_call()]
+    disabled = model(thinking=ClaudeThinking.disabled()).build_request(ModelRequest(foreign))
+    assert assistant_content(disabled) == tool_use_only
+    # no thinking field on a model that does not think by default, or whose name the rules
+    # cannot read: the provider decides
+    for name in ("claude-sonnet-4-6", PROFILE_ARN):
+        default = model(thinking=None, name=name).build_request(ModelRequest(foreign))
+        assert assistant_content(default) == tool_use_only
+
+
+def assistant_content_of_call() -> dict[str, Any]:
+    return {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
+
+
+def test_whitespace_only_text_is_not_sent() -> None:
+    messages = [
+        Message(role="user", parts=(TextPart(text="Weather in Paris?"), TextPart(text=" \n"))),
+        turn(SIGNED, TextPart(text="\n\n"), TextPart(text=" "), CALL, TextPart(text="\t")),
+        Message.user_results([RESULT]),
+        turn(TextPart(text="  ")),  # left with nothing: skipped
+        Message.user("And in Lyon?"),
+    ]
+    params = model().build_request(ModelRequest(messages))
+    blocks = [b for m in params["messages"] for b in m["content"]]
+    assert all(b["text"].strip() for b in blocks if b["type"] == "text")
+    assert [m["role"] for m in params["messages"]] == ["user", "assistant", "user"]
+    assert [b["type"] for b in assistant_content(params)] == ["thinking", "tool_use"]
+
+
 def test_thinking_off_replays_no_thinking() -> None:
     messages = history(turn(SIGNED, REDACTED, CALL))
     disabled = model(thinking=ClaudeThinking.disabled()).build_request(ModelRequest(messages))
     assert [b["type"] for b in assistant_content(disabled)] == ["tool_use"]
     assert disabled["thinking"] == {"type": "disabled"}
-    # no thinking field: the model's default (this one does not think unless asked)
-    default = model(thinking=None).build_request(ModelRequest(messages))
-    assert "thinking" not in default
-    assert [b["type"] for b in assistant_content(default)] == ["tool_use"]
-    # a model that thinks by default gets its thinking back
-    adaptive = model(thinking=None, name="claude-opus-4-7").build_request(ModelRequest(messages))
-    assert [b["type"] for b in assistant_content(adaptive)] == [
-        "thinking",
-        "redacted_thinking",
-        "tool_use",
-    ]
+    # no thinking field: the model's default decides, which the name may not tell; this
+    # scope's thinking goes back as it is (the model that produced it was thinking)
+    for name in (
+        "claude-sonnet-4-6",
+        "claude-opus-4-7",  # thinks by default
+        "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3",
+    ):
+        default = model(thinking=None, name=name).build_request(ModelRequest(messages))
+        assert "thinking" not in default
+        assert [b["type"] for b in assistant_content(default)] == [
+            "thinking",
+            "redacted_thinking",
+            "tool_use",
+        ]
 
 
 def test_settings_map_to_the_request() -> None:

@@ -7,18 +7,22 @@ from __future__ import annotations
 import base64
 import json
 from typing import Any
+from urllib.parse import quote
 
 import pytest
+from botocore.config import Config
 from botocore.exceptions import ClientError, EventStreamError
 
 from thinkagent import (
     Agent,
     ConfigurationError,
+    HistoryError,
     Message,
     ModelResponse,
     ProviderError,
     StreamInterrupted,
     TextDelta,
+    TextPart,
     ThinkingDelta,
     ToolCallDelta,
     dump_messages,
@@ -194,6 +198,117 @@ async def test_an_anthropic_history_continues_on_bedrock(
     assert not any("reasoningContent" in b for m in first for b in m["content"])
     texts = [b["text"] for m in first for b in m["content"] if "text" in b]
     assert any(t.startswith("<thinking>") for t in texts) is (foreign_reasoning == "text")
+
+
+async def mid_loop_on_anthropic(emu: Emulator) -> list[Message]:
+    """A tool loop begun on the Anthropic API: the question, its first step, the result."""
+    anthropic_client = emu.anthropic_client()
+    try:
+        earlier = await Agent(
+            AnthropicModel(
+                "claude-sonnet-4-6", client=anthropic_client, thinking=ClaudeThinking.adaptive()
+            ),
+            tools=TOOLS,
+        ).run(QUESTION)
+    finally:
+        await anthropic_client.close()
+    emu.clear()
+    return earlier.messages[:3]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["converse", "stream"])
+async def test_a_tool_loop_begun_elsewhere_is_refused_before_sending(
+    emu: Emulator, client: Any, streamed: bool
+) -> None:
+    """Claude would answer "Expected `thinking` or `redacted_thinking`, but found `tool_use`":
+    the adapter says so, with the remedy, and sends nothing."""
+    history = await mid_loop_on_anthropic(emu)
+    for case in ("adaptive", "default"):
+        with pytest.raises(HistoryError) as caught:
+            await run(make_agent(client, case), None, history=history, streamed=streamed)
+        assert caught.value.message_index == 1
+        assert "provider that started it" in str(caught.value)
+    assert emu.requests == []
+    # the remedy: this request without thinking
+    agent = Agent(
+        BedrockModel(SONNET, client=client, thinking=ClaudeThinking.disabled()), tools=TOOLS
+    )
+    result = await run(agent, None, history=history, streamed=streamed)
+    assert "14:05" in result.output
+
+
+APPLICATION_PROFILE = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3"
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["converse", "stream"])
+async def test_an_application_inference_profile_keeps_its_thinking(
+    emu: Emulator, streamed: bool
+) -> None:
+    """With no thinking configured and a model id the rules cannot read, the current loop's
+    signed thinking still goes back (Bedrock resolves the profile to Opus 4.7 here, which
+    thinks by default and refuses a loop without it)."""
+    profile_client = emu.bedrock_client(config=Config(retries={"total_max_attempts": 1}))
+
+    def resolve_profile(request: Any, **_: Any) -> None:
+        # what Bedrock does server-side: the profile's model serves the request
+        request.url = request.url.replace(quote(APPLICATION_PROFILE, safe=""), quote(OPUS, safe=""))
+
+    for operation in ("Converse", "ConverseStream"):
+        profile_client.meta.events.register(
+            f"before-sign.bedrock-runtime.{operation}", resolve_profile
+        )
+    try:
+        agent = Agent(BedrockModel(APPLICATION_PROFILE, client=profile_client), tools=TOOLS)
+        result = await run(agent, QUESTION, streamed=streamed)
+    finally:
+        profile_client.close()
+    assert "14:05" in result.output
+    assert all(m.thinking for m in assistant_turns(result))
+    check_replayed(emu, result.messages)
+
+
+async def test_whitespace_only_text_is_not_sent(emu: Emulator, client: Any) -> None:
+    agent = make_agent(client, "adaptive")
+    history = (await agent.run(QUESTION)).messages[:3]
+    step = history[1]
+    history[1] = step.model_copy(update={"parts": (*step.parts, TextPart(text=" \n"))})
+    emu.clear()
+    result = await agent.run(None, history=history)
+    assert "14:05" in result.output
+    sent = [b for r in emu.requests for m in r.body["messages"] for b in m["content"]]
+    assert all(b["text"].strip() for b in sent if "text" in b)
+
+
+async def test_a_history_with_tool_calls_and_no_tools_on_offer(emu: Emulator, client: Any) -> None:
+    """Converse requires a toolConfig when the messages hold toolUse/toolResult blocks: the
+    tools the history used are declared, as unavailable."""
+    finished = (await make_agent(client, "adaptive").run(QUESTION)).messages
+    emu.clear()
+    model = BedrockModel(SONNET, client=client, thinking=ClaudeThinking.adaptive())
+    result = await Agent(model).run("Thanks. Which city was it?", history=finished)
+    assert result.output
+    config = emu.requests[0].body["toolConfig"]
+    assert [t["toolSpec"]["name"] for t in config["tools"]] == ["get_weather", "get_time"]
+
+
+async def test_an_empty_tool_result_goes_without_a_blank_text_block(
+    emu: Emulator, client: Any
+) -> None:
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return ""
+
+    model = BedrockModel(SONNET, client=client, thinking=ClaudeThinking.adaptive())
+    result = await Agent(model, tools=[get_weather]).run("What's the weather in Paris?")
+    assert result.output
+    results = [
+        b["toolResult"]
+        for r in emu.requests
+        for m in r.body["messages"]
+        for b in m["content"]
+        if "toolResult" in b
+    ]
+    assert results and all(r["content"] == [] for r in results)
 
 
 async def test_forced_tool_choice_with_thinking_sends_nothing(emu: Emulator, client: Any) -> None:

@@ -28,7 +28,7 @@ from thinkagent import (
     ToolResult,
     Usage,
 )
-from thinkagent.providers.bedrock import BedrockModel, ClaudeThinking, _translate
+from thinkagent.providers.bedrock import UNAVAILABLE_TOOL, BedrockModel, ClaudeThinking, _translate
 
 MODEL_ID = "us.anthropic.claude-sonnet-4-6-v1:0"
 WEATHER = ToolDefinition(
@@ -133,6 +133,18 @@ def history(assistant: Message, *more: Message) -> list[Message]:
     return [Message.user("Weather in Paris?"), assistant, Message.user_results([RESULT]), *more]
 
 
+def finished(assistant: Message) -> list[Message]:
+    """`history(assistant)` with the turn finished (answered, then a new prompt): its tool loop
+    may come from anywhere, Claude only verifies the current one."""
+    answer = Message(
+        role="assistant",
+        parts=(TextPart(text="Sunny in Paris."),),
+        provider=assistant.provider,
+        model=MODEL_ID,
+    )
+    return history(assistant, answer, Message.user("And in Lyon?"))
+
+
 def test_same_scope_blocks_go_back_exactly_in_place() -> None:
     params = model().build_request(
         ModelRequest(
@@ -191,12 +203,12 @@ def test_same_scope_blocks_go_back_exactly_in_place() -> None:
 def test_reasoning_from_another_scope_is_never_sent_as_reasoning(provider: str | None) -> None:
     anthropic_redacted = ThinkingBlock.redacted_payload("EmwKAhgBEgy3va3p")
     foreign = turn(SIGNED, anthropic_redacted, TextPart(text="Checking."), CALL, provider=provider)
-    dropped = model().build_request(ModelRequest(history(foreign)))
+    dropped = model().build_request(ModelRequest(finished(foreign)))
     assert dropped["messages"][1]["content"] == [
         {"text": "Checking."},
         {"toolUse": {"toolUseId": "tooluse_1", "name": "get_weather", "input": {"city": "Paris"}}},
     ]
-    as_text = model(foreign_reasoning="text").build_request(ModelRequest(history(foreign)))
+    as_text = model(foreign_reasoning="text").build_request(ModelRequest(finished(foreign)))
     assert as_text["messages"][1]["content"][0] == {
         "text": "<thinking>\nI should call get_weather.\n</thinking>"
     }
@@ -204,7 +216,7 @@ def test_reasoning_from_another_scope_is_never_sent_as_reasoning(provider: str |
 
 def test_unsigned_thinking_of_this_scope_is_never_sent_as_reasoning() -> None:
     cut = ThinkingBlock.plain("I should call get_w")
-    params = model().build_request(ModelRequest(history(turn(cut, CALL))))
+    params = model().build_request(ModelRequest(finished(turn(cut, CALL))))
     assert [next(iter(b)) for b in params["messages"][1]["content"]] == ["toolUse"]
 
 
@@ -249,6 +261,117 @@ def test_thinking_off_replays_no_reasoning() -> None:
     assert [next(iter(b)) for b in params["messages"][1]["content"]] == ["toolUse"]
     default = model(thinking=None).build_request(ModelRequest(messages))
     assert "additionalModelRequestFields" not in default
+
+
+PROFILE_ARN = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3"
+"""An application inference profile: the name says nothing of the model behind it."""
+
+
+def test_with_no_thinking_configured_this_scopes_reasoning_goes_back_as_it_is() -> None:
+    """The model's default decides, and a name the rules cannot read must not strip the
+    current loop's signed thinking (the model that produced it was thinking)."""
+    messages = history(turn(SIGNED, REDACTED, CALL))
+    for name in (PROFILE_ARN, MODEL_ID, "global.anthropic.claude-opus-4-7-v1:0"):
+        params = model(thinking=None, name=name).build_request(ModelRequest(messages))
+        assert params["messages"][1]["content"] == [
+            {
+                "reasoningContent": {
+                    "reasoningText": {"text": SIGNED.text, "signature": SIGNED.signature}
+                }
+            },
+            {"reasoningContent": {"redactedContent": RAW}},
+            {
+                "toolUse": {
+                    "toolUseId": "tooluse_1",
+                    "name": "get_weather",
+                    "input": {"city": "Paris"},
+                }
+            },
+        ]
+        assert "additionalModelRequestFields" not in params
+
+
+def test_a_tool_loop_without_replayable_thinking_is_refused_before_sending() -> None:
+    for assistant in (
+        turn(SIGNED, TextPart(text="Checking."), CALL, provider="anthropic"),
+        turn(ThinkingBlock.plain("I should call get_w"), CALL),
+    ):
+        for thinking, name in (
+            (ClaudeThinking.adaptive(), MODEL_ID),
+            (None, "us.anthropic.claude-opus-4-7-v1:0"),
+        ):
+            with pytest.raises(HistoryError) as caught:
+                model(thinking=thinking, name=name).build_request(
+                    ModelRequest(history(assistant), tools=[WEATHER])
+                )
+            assert caught.value.message_index == 1
+            assert "provider that started it" in str(caught.value)
+        # thinking off, or a model whose default the name does not tell: sent as it is
+        for thinking, name in ((ClaudeThinking.disabled(), MODEL_ID), (None, PROFILE_ARN)):
+            params = model(thinking=thinking, name=name).build_request(
+                ModelRequest(history(assistant), tools=[WEATHER])
+            )
+            assert "toolUse" in params["messages"][1]["content"][-1]
+
+
+def test_whitespace_only_text_is_not_sent() -> None:
+    messages = [
+        Message(role="user", parts=(TextPart(text="Weather in Paris?"), TextPart(text="\n"))),
+        turn(SIGNED, TextPart(text=" \n "), CALL),
+        Message.user_results([RESULT]),
+        turn(TextPart(text="\t")),
+        Message.user("And in Lyon?"),
+    ]
+    params = model().build_request(ModelRequest(messages, tools=[WEATHER]))
+    texts = [b["text"] for m in params["messages"] for b in m["content"] if "text" in b]
+    assert texts == ["Weather in Paris?", "And in Lyon?"]
+    assert [next(iter(b)) for b in params["messages"][1]["content"]] == [
+        "reasoningContent",
+        "toolUse",
+    ]
+
+
+def test_a_history_with_tools_and_no_tools_on_offer_declares_them() -> None:
+    """Converse: "The toolConfig field must be defined when using toolUse and toolResult
+    content blocks." The tools the history used are declared, as unavailable."""
+    time_call = ToolCall(id="tooluse_2", name="get_time", arguments={})
+    messages = [
+        *history(turn(SIGNED, CALL, time_call)),
+        turn(TextPart(text="Sunny.")),
+        Message.user("Thanks. Anything else?"),
+    ]
+    messages[2] = Message.user_results(
+        [RESULT, ToolResult(call_id="tooluse_2", name="get_time", content="14:05")]
+    )
+    params = model().build_request(ModelRequest(messages))
+    empty = {"type": "object", "properties": {}}
+    assert params["toolConfig"] == {
+        "tools": [
+            {
+                "toolSpec": {
+                    "name": name,
+                    "description": UNAVAILABLE_TOOL,
+                    "inputSchema": {"json": empty},
+                }
+            }
+            for name in ("get_weather", "get_time")
+        ]
+    }
+    assert "toolConfig" not in model().build_request(ModelRequest([Message.user("Hi")]))
+
+
+def test_an_empty_tool_result_sends_no_blank_text() -> None:
+    for content in ("", " \n"):
+        result = ToolResult(call_id="tooluse_1", name="get_weather", content=content)
+        params = model().build_request(
+            ModelRequest(
+                [Message.user("Weather?"), turn(SIGNED, CALL), Message.user_results([result])],
+                tools=[WEATHER],
+            )
+        )
+        assert params["messages"][2]["content"] == [
+            {"toolResult": {"toolUseId": "tooluse_1", "content": [], "status": "success"}}
+        ]
 
 
 def test_settings_map_to_the_request() -> None:

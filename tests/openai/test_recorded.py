@@ -173,8 +173,10 @@ def parse_response(body: dict[str, Any]) -> Response:
 
 
 def responses_model() -> OpenAIResponsesModel:
+    client = FakeClient()
+    client.base_url = "https://api.openai.com/v1"  # where the recording was made
     return OpenAIResponsesModel(
-        "gpt-5", client=FakeClient(), reasoning_effort="low", reasoning_summary="detailed"
+        "gpt-5", client=client, reasoning_effort="low", reasoning_summary="detailed"
     )  # type: ignore[arg-type]
 
 

@@ -31,6 +31,11 @@ from .helpers import QUESTION, TOOLS, bodies, contains, get_weather, thinking, w
 API = "openai-responses"
 
 
+def local_scope(emu: Emulator) -> str:
+    """The scope of a plain client pointed at the emulator: its host and port."""
+    return "openai-responses@" + emu.url.split("://", 1)[1].rstrip("/")
+
+
 def make_model(emu: Emulator, *, azure: bool = False, **kw: Any) -> OpenAIResponsesModel:
     if azure:
         return OpenAIResponsesModel("my-gpt-5", client=emu.azure_client(max_retries=0), **kw)
@@ -82,7 +87,7 @@ async def test_three_turn_tool_loop_streamed_and_not(emu: Emulator, azure: bool)
     assert [c.name for m in messages for c in m.tool_calls] == ["get_weather", "get_time"]
     assert "sunny in Paris" in result.output
     replies = [m for m in messages if m.role == "assistant"]
-    scope = "azure-responses" if azure else "openai-responses"
+    scope = "azure-responses" if azure else local_scope(emu)
     assert all(m.provider == scope for m in replies)
     blocks = thinking(replies)
     assert len(blocks) == 3
@@ -115,7 +120,7 @@ async def test_a_tampered_encrypted_content_is_refused(emu: Emulator) -> None:
         await agent.run(None, history=load_messages(json.dumps(data)))
     error = info.value
     assert error.status == 400 and not error.retryable
-    assert "could not be verified" in error.message and error.provider == "openai-responses"
+    assert "could not be verified" in error.message and error.provider == local_scope(emu)
     assert isinstance(error.__cause__, openai.BadRequestError)
 
 

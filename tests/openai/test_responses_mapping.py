@@ -36,6 +36,7 @@ from thinkagent.providers.openai_responses import (
     OpenAIResponsesModel,
     input_items,
     output_parts,
+    responses_scope,
 )
 
 from .helpers import FakeClient, FakeStream, response_events, stream_events
@@ -105,8 +106,15 @@ def response(*output: dict[str, Any], status: str = "completed", **extra: Any) -
     }
 
 
+def openai_client() -> FakeClient:
+    """A fake client whose base URL is OpenAI's own."""
+    client = FakeClient()
+    client.base_url = "https://api.openai.com/v1"
+    return client
+
+
 def model(**kw: Any) -> OpenAIResponsesModel:
-    return OpenAIResponsesModel("gpt-5", client=FakeClient(), **kw)  # type: ignore[arg-type]
+    return OpenAIResponsesModel("gpt-5", client=openai_client(), **kw)  # type: ignore[arg-type]
 
 
 def parse(body: dict[str, Any], **kw: Any) -> Message:
@@ -484,6 +492,41 @@ def test_scopes() -> None:
     assert OpenAIResponsesModel("dep", client=azure).provider == AZURE_SCOPE == "azure-responses"
     assert model(scope="my-vllm").provider == "my-vllm"
     assert repr(model()) == "OpenAIResponsesModel(model_name='gpt-5', provider='openai-responses')"
+
+
+@pytest.mark.parametrize(
+    ("base_url", "scope"),
+    [
+        ("https://api.openai.com/v1", "openai-responses"),
+        ("https://api.openai.com:443/v1/", "openai-responses"),
+        ("https://my-resource.openai.azure.com/openai/v1/", "azure-responses"),
+        ("https://My-Resource.cognitiveservices.azure.com/openai/v1", "azure-responses"),
+        ("https://openrouter.ai/api/v1", "openai-responses@openrouter.ai"),
+        ("http://localhost:8000/v1", "openai-responses@localhost:8000"),
+        ("http://127.0.0.1:11434/v1", "openai-responses@127.0.0.1:11434"),
+        ("http://[::1]:8000/v1", "openai-responses@[::1]:8000"),
+        ("https://gateway.example.com/openai/v1", "openai-responses@gateway.example.com"),
+        ("https://api.openai.com.evil.example/v1", "openai-responses@api.openai.com.evil.example"),
+    ],
+)
+def test_the_scope_comes_from_the_base_url_host(base_url: str, scope: str) -> None:
+    client = openai.AsyncOpenAI(api_key="k", base_url=base_url)
+    assert OpenAIResponsesModel("gpt-5", client=client).provider == scope
+    assert responses_scope(client) == scope
+    assert OpenAIResponsesModel("gpt-5", client=client, scope="mine").provider == "mine"
+
+
+def test_a_plain_client_elsewhere_does_not_get_openais_reasoning() -> None:
+    """Encrypted reasoning from api.openai.com is foreign to a local server (and the reverse)."""
+    openai_turn = parse(response(reasoning_item(), call_item()))
+    assert openai_turn.provider == "openai-responses"
+    local = OpenAIResponsesModel(
+        "gpt-5",
+        client=openai.AsyncOpenAI(api_key="k", base_url="http://localhost:8000/v1"),
+    )
+    items = local.build_input([Message.user("q"), openai_turn, results("call_1")])
+    assert not any(item.get("type") == "reasoning" for item in items)
+    assert "gAAAA" not in str(items)
 
 
 # --- streams ---------------------------------------------------------------------------------

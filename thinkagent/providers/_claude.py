@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, HistoryError
 from ..history import ForeignReasoning, for_scope
 from ..messages import (
     FinishReason,
@@ -37,6 +37,7 @@ __all__ = [
     "Turn",
     "check_effort",
     "check_max_tokens",
+    "check_thinking_first",
     "check_tool_choice",
     "claude_name",
     "finish_reason",
@@ -287,25 +288,35 @@ def replay_turns(
     *,
     foreign_reasoning: ForeignReasoning,
     native_thinking: bool,
+    thinking_required: bool = False,
 ) -> list[Turn]:
     """The parts to send for `messages`, message by message, under the replay policy.
 
     Other scopes' proofs are removed first (`for_scope`). Then, in each assistant message,
     signed and redacted thinking stay where they are (only when `native_thinking`: a request
-    with thinking off may not carry any); thinking with no signature is never sent as thinking
-    (dropped, or sent as text with `foreign_reasoning="text"`); empty text is left out.
-    User messages send their tool results first, then their text. Messages left empty are
-    skipped and consecutive messages of one role are merged (Claude needs alternation).
+    with thinking explicitly off may not carry any); thinking with no signature is never sent
+    as thinking (dropped, or sent as text with `foreign_reasoning="text"`). Empty and
+    whitespace-only text is left out, in both roles (Claude refuses it: "text content blocks
+    must contain non-whitespace text"). User messages send their tool results first, then
+    their text. Messages left empty are skipped and consecutive messages of one
+    role are merged (Claude needs alternation).
+
+    With `thinking_required` (the request will think) the result is checked against Claude's
+    rule for the current tool loop (`check_thinking_first`): `HistoryError` when it would be
+    refused.
     """
     turns: list[Turn] = []
-    for message in for_scope(messages, scope, foreign_reasoning=foreign_reasoning):
+    sources: list[int] = []  # for each turn, the index of the first message it came from
+    for index, message in enumerate(
+        for_scope(messages, scope, foreign_reasoning=foreign_reasoning)
+    ):
         parts: list[Part] = []
         if message.role == "user":
             texts: list[Part] = []
             for part in message.parts:
                 if isinstance(part, ToolResult):
                     parts.append(part)
-                elif isinstance(part, TextPart) and part.text:
+                elif isinstance(part, TextPart) and part.text.strip():
                     texts.append(part)
             parts += texts
         else:
@@ -314,10 +325,10 @@ def replay_turns(
                     if part.redacted is not None or part.signature:
                         if native_thinking:
                             parts.append(part)
-                    elif foreign_reasoning == "text" and part.text:
+                    elif foreign_reasoning == "text" and part.text.strip():
                         parts.append(_as_text(part))
                 elif isinstance(part, TextPart):
-                    if part.text:
+                    if part.text.strip():
                         parts.append(part)
                 elif isinstance(part, ToolCall):
                     parts.append(part)
@@ -334,7 +345,42 @@ def replay_turns(
                 previous += parts
             continue
         turns.append((message.role, parts))
+        sources.append(index)
+    if thinking_required:
+        check_thinking_first(turns, sources)
     return turns
+
+
+def check_thinking_first(turns: Sequence[Turn], sources: Sequence[int]) -> None:
+    """Claude's rule for a request that thinks, checked before anything is sent.
+
+    The current assistant turn is every assistant message after the last user message that is
+    not only tool results (tool results continue the turn). When it has tool use, its first
+    message must start with a `thinking` or `redacted_thinking` block, else Claude answers 400
+    "Expected `thinking` or `redacted_thinking`, but found `tool_use`...". That happens when
+    the tool loop was begun by another provider (its reasoning is not this scope's), or its
+    thinking has no valid proof (a block cut off by a stream). Raises `HistoryError` naming
+    that message (`sources[k]` is the index in the history of turn `k`'s first message).
+    """
+    last_user = -1
+    for k, (role, parts) in enumerate(turns):
+        if role == "user" and not any(isinstance(p, ToolResult) for p in parts):
+            last_user = k
+    current = [k for k in range(last_user + 1, len(turns)) if turns[k][0] == "assistant"]
+    if not any(isinstance(p, ToolCall) for k in current for p in turns[k][1]):
+        return
+    first = turns[current[0]][1][0]
+    if isinstance(first, ThinkingBlock):
+        return
+    found = "tool_use" if isinstance(first, ToolCall) else "text"
+    raise HistoryError(
+        "Claude requires the assistant turn of the current tool loop to start with its own "
+        f"thinking while thinking is on, and this one starts with {found} (the loop was begun "
+        "by another provider, or its thinking has no signature valid here). Finish the turn on "
+        "the provider that started it, or continue with thinking disabled for this request "
+        "(ClaudeThinking.disabled(), on a model that accepts it)",
+        message_index=sources[current[0]],
+    )
 
 
 class ClaudeModel(ModelInfo[ClientT]):
@@ -363,6 +409,11 @@ class ClaudeModel(ModelInfo[ClientT]):
         self._foreign_reasoning: ForeignReasoning = foreign_reasoning
         self.settings: ModelSettings = settings or {}
         self._thinking_on = thinking_active(thinking, model_name)
+        # With no configuration the model's default decides, which the name may not tell
+        # (an inference profile ARN, a model newer than these rules): this scope's signed
+        # thinking goes back as it is (the model produced it, so it was thinking). Only an
+        # explicit `disabled` leaves it out.
+        self._replay_thinking = thinking is None or thinking.type != "disabled"
 
     @property
     def thinking(self) -> ClaudeThinking | None:
@@ -379,6 +430,17 @@ class ClaudeModel(ModelInfo[ClientT]):
     @property
     def foreign_reasoning(self) -> ForeignReasoning:
         return self._foreign_reasoning
+
+    def _replay(self, messages: Sequence[Message], scope: str) -> list[Turn]:
+        """The turns to send for `messages` (see `replay_turns`), checked against Claude's
+        thinking rule when the request is known to think."""
+        return replay_turns(
+            messages,
+            scope,
+            foreign_reasoning=self._foreign_reasoning,
+            native_thinking=self._replay_thinking,
+            thinking_required=self._thinking_on,
+        )
 
     def _request_settings(self, request: ModelRequest) -> tuple[ModelSettings, int]:
         """The request's settings over the model's and the `max_tokens` to send, with both it

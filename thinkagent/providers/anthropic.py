@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import anthropic
 import httpx2
@@ -35,7 +35,6 @@ from ._claude import (
     ClaudeThinking,
     Effort,
     finish_reason,
-    replay_turns,
     stop_details,
     token_usage,
 )
@@ -149,15 +148,10 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The `messages` parameter for a history: this scope's thinking replayed exactly."""
-        out: list[dict[str, Any]] = []
-        for role, parts in replay_turns(
-            messages,
-            SCOPE,
-            foreign_reasoning=self.foreign_reasoning,
-            native_thinking=self._thinking_on,
-        ):
-            out.append({"role": role, "content": [_block(part) for part in parts]})
-        return out
+        return [
+            {"role": role, "content": [_block(part) for part in parts]}
+            for role, parts in self._replay(messages, SCOPE)
+        ]
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params = self.build_request(request)
@@ -166,7 +160,7 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         except anthropic.APIError as exc:
             raise provider_error(exc) from exc
         except (anthropic.CredentialsError, TypeError, ValueError) as exc:
-            raise _client_error(exc) from exc
+            _raise_client_error(exc)
         return self.parse_response(message)
 
     def parse_response(self, message: wire.Message) -> ModelResponse:
@@ -220,7 +214,7 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         except anthropic.APIError as exc:
             raise provider_error(exc) from exc
         except (anthropic.CredentialsError, TypeError, ValueError) as exc:
-            raise _client_error(exc) from exc
+            _raise_client_error(exc)
         assembler = MessageAssembler(json_arguments=True)
         add = assembler.add
         message_id: str | None = None
@@ -400,9 +394,18 @@ def provider_error(exc: anthropic.APIError) -> ProviderError:
     return ProviderError(exc.message, provider=SCOPE, error_type=type(exc).__name__)
 
 
-def _client_error(exc: Exception) -> Exception:
+def _raise_client_error(exc: Exception) -> NoReturn:
+    """Raise the thinkagent error for what the SDK refused before sending, chained to `exc`;
+    anything it does not recognise is re-raised as it is (never chained to itself)."""
+    error = _client_error(exc)
+    if error is None:
+        raise exc
+    raise error from exc
+
+
+def _client_error(exc: Exception) -> ConfigurationError | None:
     """What the SDK refuses before sending: missing credentials, or a non-streamed request the
-    SDK expects to outlast its default timeout. Anything else is re-raised as it is."""
+    SDK expects to outlast its default timeout (None for anything else)."""
     text = str(exc)
     if isinstance(exc, anthropic.CredentialsError) or (
         "Could not resolve authentication method" in text
@@ -416,4 +419,4 @@ def _client_error(exc: Exception) -> Exception:
             f"{text} (a large max_tokens on a non-streamed request: stream it with "
             "Agent.run_stream, or set a `timeout` in the model settings)"
         )
-    return exc
+    return None

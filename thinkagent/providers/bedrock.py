@@ -16,9 +16,11 @@ the standard base64 of the exact bytes (replay decodes them back). Blocks keep t
 returned them in and go back byte for byte to this scope (`"bedrock"`) only: Bedrock signatures
 are not valid on the Anthropic API, nor the reverse.
 
-boto3 is synchronous: `converse` runs in a worker thread, and each `converse_stream` is read by
-a dedicated thread that feeds the event loop; closing or cancelling the stream shuts the
-connection down and joins that thread. See `docs/providers/bedrock.md`.
+boto3 is synchronous: `converse` runs in a small pool of Bedrock worker threads (not the
+loop's default executor), and each `converse_stream` is read by a dedicated thread that feeds
+the event loop; closing or cancelling the stream shuts the connection down and joins that
+thread (before the response has begun, the thread is left to end when the call returns). A
+cancelled non-streamed call finishes in its worker thread. See `docs/providers/bedrock.md`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import concurrent.futures
 import contextlib
+import contextvars
+import functools
 import importlib
 import json
 import threading
@@ -46,7 +51,6 @@ from ._claude import (
     ClaudeThinking,
     Effort,
     finish_reason,
-    replay_turns,
     stop_details,
     token_usage,
 )
@@ -175,6 +179,11 @@ class BedrockModel(ClaudeModel[Any]):
             tool_config = _tool_config(request, settings.get("tool_choice"), messages)
             if tool_config is not None:
                 params["toolConfig"] = tool_config
+        elif _uses_tools(messages):
+            # Converse refuses toolUse/toolResult blocks without a toolConfig ("The toolConfig
+            # field must be defined when using toolUse and toolResult content blocks."):
+            # declare the tools the history used, as unavailable.
+            params["toolConfig"] = _history_tool_config(request.messages)
         additional = dict(self.additional_model_request_fields)
         if self.thinking is not None:
             additional["thinking"] = self.thinking.to_param()
@@ -195,12 +204,7 @@ class BedrockModel(ClaudeModel[Any]):
         try:
             return [
                 {"role": role, "content": [_block(part) for part in parts]}
-                for role, parts in replay_turns(
-                    messages,
-                    SCOPE,
-                    foreign_reasoning=self.foreign_reasoning,
-                    native_thinking=self._thinking_on,
-                )
+                for role, parts in self._replay(messages, SCOPE)
             ]
         except binascii.Error:
             raise _bad_payload(messages) from None
@@ -223,7 +227,7 @@ class BedrockModel(ClaudeModel[Any]):
         params = self.build_request(request)
         settings = merge_settings(self.settings, request.settings)
         headers = self._headers(settings)
-        call = asyncio.to_thread(_call, self._client.converse, params, headers)
+        call = _in_worker(_call, self._client.converse, params, headers)
         try:
             if "timeout" in settings:
                 response = await asyncio.wait_for(call, settings["timeout"])
@@ -387,6 +391,10 @@ class _Failure:
 _END: Any = object()
 """Posted last by the reader thread, whatever happened."""
 
+_START_GRACE = 0.2
+"""Seconds a closed stream waits for a response already on its way (then it shuts the
+connection and joins its thread) before leaving the thread to end on its own."""
+
 
 class _StreamReader:
     """Runs `converse_stream` and reads its botocore `EventStream` in a dedicated thread,
@@ -405,6 +413,8 @@ class _StreamReader:
         self._waiter: asyncio.Future[None] | None = None
         self._stopping = False
         self._stream: Any = None
+        self._answered = False  # `converse_stream` returned (or raised)
+        self._answer_waiter: asyncio.Future[None] | None = None
         self._thread = threading.Thread(
             target=self._run, name="thinkagent-bedrock-stream", daemon=True
         )
@@ -427,16 +437,28 @@ class _StreamReader:
         with self._lock:
             self.items.extend(items)
             waiter, self._waiter = self._waiter, None
+        self._notify(waiter)
+
+    def _notify(self, waiter: asyncio.Future[None] | None) -> None:
         if waiter is not None:
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is listening
                 self._loop.call_soon_threadsafe(_wake, waiter)
+
+    def _mark_answered(self) -> None:
+        with self._lock:
+            self._answered = True
+            waiter, self._answer_waiter = self._answer_waiter, None
+        self._notify(waiter)
 
     def _run(self) -> None:
         stream: Any = None
         tail: list[Any] = []
         try:
-            stream = self._call()["stream"]
-            self._stream = stream
+            try:
+                stream = self._call()["stream"]
+                self._stream = stream
+            finally:
+                self._mark_answered()
             if not self._stopping:
                 for batch in _batches(stream):
                     if tail or "metadata" in batch[-1]:
@@ -457,23 +479,47 @@ class _StreamReader:
             tail.append(_END)
             self._post_all(tail)
 
+    async def _answered_within(self, seconds: float) -> bool:
+        """Whether `converse_stream` has returned, waiting up to `seconds` for it."""
+        with self._lock:
+            if self._answered:
+                return True
+            waiter = self._answer_waiter = self._loop.create_future()
+        try:
+            await asyncio.wait_for(waiter, seconds)
+        except asyncio.TimeoutError:
+            with self._lock:
+                self._answer_waiter = None
+                return self._answered
+        return True
+
     async def close(self) -> None:
-        """Stop reading, shut the connection down and join the thread."""
-        if not self.ended:
-            self._stopping = True
-            stream = self._stream
-            if stream is not None:
-                # Shutting the socket down wakes the blocked read at once (closing it does not).
-                shutdown = getattr(getattr(stream, "_raw_stream", None), "shutdown", None)
-                if shutdown is not None:
-                    with contextlib.suppress(Exception):
-                        shutdown()
-            while True:
-                if not self.items:
-                    await self.wait()
-                if self.items.popleft() is _END:
-                    break
-            self.ended = True
+        """Stop reading, shut the connection down and join the thread.
+
+        Before the response has begun there is no connection to shut down: the blocked
+        `converse_stream` call can last its whole read timeout, retries included. The reader
+        is then left to finish on its own (a daemon thread that discards what comes and ends
+        when the call returns), after a short grace for a response already on its way.
+        """
+        if self.ended:
+            self._thread.join()
+            return
+        self._stopping = True
+        if not await self._answered_within(_START_GRACE):
+            return
+        stream = self._stream
+        if stream is not None:
+            # Shutting the socket down wakes the blocked read at once (closing it does not).
+            shutdown = getattr(getattr(stream, "_raw_stream", None), "shutdown", None)
+            if shutdown is not None:
+                with contextlib.suppress(Exception):
+                    shutdown()
+        while True:
+            if not self.items:
+                await self.wait()
+            if self.items.popleft() is _END:
+                break
+        self.ended = True
         self._thread.join()
 
 
@@ -522,6 +568,33 @@ def _client_from_environment(region_name: str | None) -> Any:
         ) from exc
 
 
+_WORKERS = 10
+"""Threads for non-streamed Converse calls (botocore's default connection pool size)."""
+
+_executor: concurrent.futures.ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _in_worker(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    """Run `function(*args)` in the Bedrock worker threads, in a copy of the current context.
+
+    boto3 blocks: its calls get threads of their own, apart from the loop's default executor
+    (where `asyncio.to_thread` and sync tools run), so neither can starve the other. A call
+    whose awaiting task is cancelled still runs to its end in its thread.
+    """
+    global _executor
+    if _executor is None:
+        with _executor_lock:
+            if _executor is None:
+                _executor = concurrent.futures.ThreadPoolExecutor(
+                    _WORKERS, thread_name_prefix="thinkagent-bedrock"
+                )
+    context = contextvars.copy_context()
+    return asyncio.get_running_loop().run_in_executor(
+        _executor, functools.partial(context.run, function, *args)
+    )
+
+
 def _call(method: Callable[..., Any], params: dict[str, Any], headers: Any) -> Any:
     if headers:
         _EXTRA_HEADERS.set(headers)  # this thread's context only
@@ -550,12 +623,7 @@ def _tool_config(
     if choice == "none":
         # Converse has no "none" choice: offer no tools, unless the history uses some (then
         # Converse requires the tool configuration).
-        uses_tools = any(
-            "toolUse" in block or "toolResult" in block
-            for message in messages
-            for block in message["content"]
-        )
-        if uses_tools:
+        if _uses_tools(messages):
             raise ConfigurationError(
                 "Bedrock Converse has no tool_choice 'none', and a history with tool calls needs "
                 "the tools offered: use tool_choice 'auto'"
@@ -563,6 +631,43 @@ def _tool_config(
         return None
     config["toolChoice"] = {"any": {}} if choice == "required" else {"tool": {"name": choice}}
     return config
+
+
+def _uses_tools(messages: list[dict[str, Any]]) -> bool:
+    return any(
+        "toolUse" in block or "toolResult" in block
+        for message in messages
+        for block in message["content"]
+    )
+
+
+UNAVAILABLE_TOOL = (
+    "Used earlier in this conversation; not available in this request: do not call it."
+)
+"""The description of a tool the history used that the request does not offer."""
+
+
+def _history_tool_config(messages: Sequence[Message]) -> dict[str, Any]:
+    """A `toolConfig` for a request that offers no tools over a history that used some: each
+    tool named in the history, with an empty object schema and a description saying it is
+    not available."""
+    names: dict[str, None] = {}
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, ToolCall | ToolResult):
+                names.setdefault(part.name, None)
+    return {
+        "tools": [
+            {
+                "toolSpec": {
+                    "name": name,
+                    "description": UNAVAILABLE_TOOL,
+                    "inputSchema": {"json": {"type": "object", "properties": {}}},
+                }
+            }
+            for name in names
+        ]
+    }
 
 
 def _block(part: Part) -> dict[str, Any]:
@@ -584,13 +689,17 @@ def _block(part: Part) -> dict[str, Any]:
         }
     assert isinstance(part, ToolResult)
     content = part.content
-    item: dict[str, Any] = (
-        {"json": content} if isinstance(content, dict) else {"text": part.content_text()}
-    )
+    if isinstance(content, dict):
+        items: list[dict[str, Any]] = [{"json": content}]
+    else:
+        text = part.content_text()
+        # A blank text block is refused where Converse checks it: an empty result goes as
+        # no content at all.
+        items = [{"text": text}] if text.strip() else []
     return {
         "toolResult": {
             "toolUseId": part.call_id,
-            "content": [item],
+            "content": items,
             "status": "error" if part.is_error else "success",
         }
     }

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.chat.chat_completion_chunk import ChoiceDelta
 from openai.types.completion_usage import CompletionUsage
 
 from ..errors import ConfigurationError, ProviderError
@@ -571,15 +572,23 @@ class OpenAIChatModel(ModelInfo[openai.AsyncOpenAI]):
         try:
             async with chunks:
                 async for chunk in chunks:
-                    if message_id is None:
+                    # Azure opens with a prompt-filter chunk (empty id and model, no choices)
+                    # and may send content-filter chunks without a delta: the id is the first
+                    # non-empty one, the model the last non-empty one.
+                    if message_id is None and chunk.id:
                         message_id = chunk.id
-                        model = chunk.model or model
+                    if chunk.model:
+                        model = chunk.model
                     if chunk.usage is not None:
                         usage = chunk.usage
                     if not chunk.choices:
                         continue
                     choice = chunk.choices[0]
-                    delta = choice.delta
+                    if choice.finish_reason is not None:
+                        raw_finish = choice.finish_reason
+                    delta = cast("ChoiceDelta | None", choice.delta)
+                    if delta is None:
+                        continue
                     extra = delta.model_extra
                     if extra and fields:
                         for name in fields:
@@ -627,8 +636,6 @@ class OpenAIChatModel(ModelInfo[openai.AsyncOpenAI]):
                             yield tool
                     if delta.refusal:
                         refusal.append(delta.refusal)
-                    if choice.finish_reason is not None:
-                        raw_finish = choice.finish_reason
         except (openai.OpenAIError, *STREAM_BREAKS) as exc:  # a break, or an error event
             raise stream_error(
                 exc,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Literal, cast
+from urllib.parse import urlsplit
 
 import openai
 from openai.types.responses import (
@@ -76,6 +77,7 @@ __all__ = [
     "ReasoningEffort",
     "ReasoningSummary",
     "input_items",
+    "responses_scope",
 ]
 
 SCOPE = "openai-responses"
@@ -85,12 +87,47 @@ there)."""
 AZURE_SCOPE = "azure-responses"
 """The scope of messages from an Azure OpenAI Responses deployment."""
 
+_AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
 ReasoningSummary = Literal["auto", "concise", "detailed"]
 
 SUMMARY_SEPARATOR = "\n\n"
 """How the summary parts of one reasoning item are joined into its block's text."""
 
 _SUMMARIES = ("auto", "concise", "detailed")
+
+
+def responses_scope(client: object) -> str:
+    """The scope of a Responses client's messages, from where it sends them.
+
+    `"openai-responses"` for api.openai.com, `"azure-responses"` for an `AsyncAzureOpenAI`
+    client or an Azure OpenAI host (`*.openai.azure.com`, `*.cognitiveservices.azure.com`, as
+    used with a plain client on Azure's `/openai/v1/` path), and `"openai-responses@<host>"`
+    (with the port when it is not the scheme's default) for any other endpoint: a gateway, a
+    local server, another vendor's Responses API. Encrypted reasoning from one of these is
+    never replayed to another.
+    """
+    if isinstance(client, openai.AsyncAzureOpenAI):
+        return AZURE_SCOPE
+    base_url = getattr(client, "base_url", None)
+    if base_url is None:
+        return SCOPE
+    url = urlsplit(str(base_url))
+    host = (url.hostname or "").lower()
+    if host == "api.openai.com":
+        return SCOPE
+    if host.endswith(_AZURE_HOSTS):
+        return AZURE_SCOPE
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    try:
+        port = url.port
+    except ValueError:
+        port = None
+    if port is not None and port != _DEFAULT_PORTS.get(url.scheme.lower()):
+        host = f"{host}:{port}"
+    return f"{SCOPE}@{host}"
 
 
 class OpenAIResponsesModel(ModelInfo[openai.AsyncOpenAI]):
@@ -103,9 +140,10 @@ class OpenAIResponsesModel(ModelInfo[openai.AsyncOpenAI]):
       visible text; `None` asks for no summary).
     - `store`: `False` by default: nothing is kept server-side, every reasoning item comes back
       with its `encrypted_content` and is replayed in full.
-    - `scope`: the provider scope of this model's messages: `"openai-responses"`, or
-      `"azure-responses"` for an Azure client; give your own for another Responses-compatible
-      endpoint (its reasoning items are only valid there).
+    - `scope`: the provider scope of this model's messages (its reasoning items are only
+      replayed there); by default from the client (`responses_scope`): `"openai-responses"` on
+      api.openai.com, `"azure-responses"` on Azure OpenAI, `"openai-responses@<host[:port]>"`
+      on any other endpoint.
     - `foreign_reasoning`: what happens to reasoning from another scope: `"drop"` (default)
       or `"text"` (sent as plain assistant text).
     - `settings`: default `ModelSettings`, under each request's own.
@@ -136,9 +174,7 @@ class OpenAIResponsesModel(ModelInfo[openai.AsyncOpenAI]):
         if client is None:
             client = client_from_environment()
         self._client = client
-        self._scope = scope or (
-            AZURE_SCOPE if isinstance(client, openai.AsyncAzureOpenAI) else SCOPE
-        )
+        self._scope = scope or responses_scope(client)
         self._model_name = model_name
         self.reasoning_effort: ReasoningEffort | None = reasoning_effort
         self.reasoning_summary: ReasoningSummary | None = reasoning_summary
