@@ -50,7 +50,7 @@ def service(name: str, *credentials: str) -> Iterator[Emulator | None]:
 
 async def run(model: Model) -> None:
     """Steps 1 to 3 above, on `model`."""
-    print(f"Model: {model.model_name} (scope {model.provider!r})")
+    print(f"Model: {model.model_name} (scope {model.scope!r})")
     first = await Agent(model).run(QUESTION)
     show(QUESTION, first)
 
@@ -63,7 +63,7 @@ async def run(model: Model) -> None:
     proofs = _proofs(second.messages[turn])
     what = f"{proofs} proof(s)" if proofs else "its unsigned reasoning"
     print(f"\nReplay: the request after the tool result carried {what} back, byte for byte,")
-    print(f"and {model.provider} accepted it: the run above completed.")
+    print(f"and {model.scope} accepted it: the run above completed.")
     try:
         await agent.run(None, history=_broken(head, turn, signed=proofs > 0))
         print("Broken replay: accepted (unexpected!)")

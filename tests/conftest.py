@@ -1,29 +1,15 @@
-"""Suite-wide fixtures and settings.
+"""Suite-wide settings; the fixtures are in `tests/support/fixtures.py`.
 
-`emu`: one emulator per test module, reset (requests, scripts, faults) before each test that
-uses it. The Gemini tests need `google-genai` 3, which needs Python 3.11+.
+The Gemini tests need `google-genai` 3, which needs Python 3.11+.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator
 
 import pytest
 
-from thinkagent.emulator import Emulator
-
-
-@pytest.fixture(scope="module")
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
-
-
-@pytest.fixture(autouse=True)
-def _fresh(request: pytest.FixtureRequest) -> None:
-    if "emu" in request.fixturenames:
-        request.getfixturevalue("emu").reset()
+pytest_plugins = ["tests.support.fixtures"]
 
 
 def _has_genai() -> bool:

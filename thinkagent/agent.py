@@ -178,7 +178,7 @@ class Agent:
                     if response is None:
                         raise StreamInterrupted(
                             "the stream ended without a final response",
-                            provider=self.model.provider,
+                            scope=self.model.scope,
                         )
                 else:
                     response = await self.model.request(request)

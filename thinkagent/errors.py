@@ -76,22 +76,23 @@ class HistoryError(ThinkAgentError, ValueError):
 class ProviderError(ThinkAgentError):
     """A provider refused or failed a request.
 
-    `message` is the provider's own message; the vendor SDK's exception is chained as
-    `__cause__`. `retryable` says whether sending the same request again may succeed.
+    `scope` is the endpoint that answered (the scope of the messages it produces), `message`
+    the provider's own message; the vendor SDK's exception is chained as `__cause__`.
+    `retryable` says whether sending the same request again may succeed.
     """
 
     def __init__(
         self,
         message: str,
         *,
-        provider: str,
+        scope: str,
         status: int | None = None,
         retryable: bool = False,
         error_type: str | None = None,
     ) -> None:
-        prefix = f"{provider} error" + (f" {status}" if status is not None else "")
+        prefix = f"{scope} error" + (f" {status}" if status is not None else "")
         super().__init__(f"{prefix}: {message}")
-        self.provider = provider
+        self.scope = scope
         self.status = status
         self.message = message
         self.retryable = retryable
@@ -105,8 +106,8 @@ class StreamInterrupted(ProviderError):
     replayed as signed; it is not part of `messages`.
     """
 
-    def __init__(self, message: str, *, provider: str, partial: Message | None = None) -> None:
-        super().__init__(message, provider=provider, retryable=True)
+    def __init__(self, message: str, *, scope: str, partial: Message | None = None) -> None:
+        super().__init__(message, scope=scope, retryable=True)
         self.partial = partial
 
 

@@ -208,7 +208,7 @@ def for_scope(
     rejected, anywhere but where it was issued.
     """
     return [
-        m if m.role != "assistant" or m.provider == scope else _strip_proofs(m, foreign_reasoning)
+        m if m.role != "assistant" or m.scope == scope else _strip_proofs(m, foreign_reasoning)
         for m in messages
     ]
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
@@ -205,15 +206,22 @@ class Message(_Frozen):
     """One turn of a conversation.
 
     User messages hold the prompt text and tool results; assistant messages hold text, thinking
-    and tool calls in the provider's order, plus their provenance: `provider` is the scope that
-    produced them (`anthropic`, `bedrock`, `gemini`, `vertex`, `openai`, `azure`,
-    `openai-responses`, or a compatible endpoint's name) and `model` the model name. Signatures
-    are only ever replayed natively to the same scope.
+    and tool calls in the provider's order, plus their provenance: `scope` is the replay identity
+    of the endpoint that produced them (`anthropic`, `bedrock`, `gemini`, `vertex`, `openai`,
+    `azure`, `openai-responses`, or a compatible endpoint's name) and `model` the model name.
+    Signatures are only ever replayed natively to the same scope. In JSON the scope is written
+    under its original key, `"provider"`, so histories persisted before the rename still load.
     """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", serialize_by_alias=True)
 
     role: Literal["user", "assistant"]
     parts: tuple[Part, ...]
-    provider: str | None = None
+    scope: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("scope", "provider"),
+        serialization_alias="provider",
+    )
     model: str | None = None
     id: str | None = None
     usage: Usage | None = None

@@ -3,12 +3,14 @@
 A model's stream yields `ThinkingDelta`, `TextDelta` and `ToolCallDelta` events as they arrive
 and ends with the complete `ModelResponse`. `index` is the position of the part in the final
 message, so deltas of interleaved parts fold into exactly the message a non-streamed call
-returns.
+returns. Adapters fold their vendor's events with a `StreamBuilder`, keyed by the vendor's own
+part identity; `MessageAssembler` folds deltas that already carry their index.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from pydantic import JsonValue
@@ -28,6 +30,7 @@ from .messages import (
 __all__ = [
     "MessageAssembler",
     "ModelDelta",
+    "StreamBuilder",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallDelta",
@@ -88,6 +91,7 @@ class ToolResultEvent:
 @dataclass(slots=True)
 class _Builder:
     kind: type[Part]
+    index: int
     chunks: list[str] = field(default_factory=list[str])
     signature: str | None = None
     redacted: str | None = None
@@ -98,6 +102,13 @@ class _Builder:
     def merge_details(self, details: ProviderDetails | None) -> None:
         if details:
             self.details = {**(self.details or {}), **details}
+
+
+_KINDS: dict[type[ModelDelta], type[Part]] = {
+    ThinkingDelta: ThinkingBlock,
+    TextDelta: TextPart,
+    ToolCallDelta: ToolCall,
+}
 
 
 class MessageAssembler:
@@ -113,7 +124,7 @@ class MessageAssembler:
 
     def add(self, delta: ModelDelta) -> None:
         """Fold one delta in."""
-        builder = self._builder(delta)
+        builder = self._builder(delta.index, _KINDS[type(delta)])
         builder.merge_details(delta.provider_details)
         if delta.signature is not None:
             builder.signature = delta.signature
@@ -130,16 +141,13 @@ class MessageAssembler:
                 builder.redacted = delta.redacted
             builder.id = delta.id or builder.id
 
-    def _builder(self, delta: ModelDelta) -> _Builder:
-        kind = {ThinkingDelta: ThinkingBlock, TextDelta: TextPart, ToolCallDelta: ToolCall}[
-            type(delta)
-        ]
-        builder = self._builders.get(delta.index)
+    def _builder(self, index: int, kind: type[Part]) -> _Builder:
+        builder = self._builders.get(index)
         if builder is None:
-            builder = self._builders[delta.index] = _Builder(kind)
+            builder = self._builders[index] = _Builder(kind, index)
         elif builder.kind is not kind:
             raise ValueError(
-                f"delta for part {delta.index} is a {type(delta).__name__}, "
+                f"delta for part {index} is for a {kind.__name__}, "
                 f"but that part is a {builder.kind.__name__}"
             )
         return builder
@@ -147,7 +155,7 @@ class MessageAssembler:
     def message(
         self,
         *,
-        provider: str,
+        scope: str,
         model: str,
         usage: Usage | None = None,
         finish_reason: FinishReason | None = None,
@@ -159,7 +167,7 @@ class MessageAssembler:
         return Message(
             role="assistant",
             parts=tuple(p for p in parts if p is not None),
-            provider=provider,
+            scope=scope,
             model=model,
             id=id,
             usage=usage,
@@ -167,7 +175,7 @@ class MessageAssembler:
             provider_details=provider_details,
         )
 
-    def partial(self, *, provider: str, model: str) -> Message:
+    def partial(self, *, scope: str, model: str) -> Message:
         """What arrived before a stream was cut off.
 
         The part that was still being built loses its signature (its text may be incomplete, so
@@ -180,7 +188,7 @@ class MessageAssembler:
         return Message(
             role="assistant",
             parts=tuple(p for p in parts if p is not None),
-            provider=provider,
+            scope=scope,
             model=model,
         )
 
@@ -206,7 +214,7 @@ class MessageAssembler:
         if self._json_arguments:
             try:
                 arguments = json.loads(text) if text.strip() else {}
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 arguments = text  # kept as text; the agent reports the bad JSON to the model
         return ToolCall(
             id=b.id,
@@ -215,3 +223,105 @@ class MessageAssembler:
             signature=b.signature,
             provider_details=b.details,
         )
+
+
+class StreamBuilder(MessageAssembler):
+    """The parts of one streamed message, keyed by the vendor's own identity for each part.
+
+    An adapter's `stream()` calls `thinking`, `text` or `tool_call` with the key its vendor
+    gives the part an event belongs to (Anthropic's block index, a Responses item's output
+    index and content position, a Chat tool call's index...). The first event of a key opens
+    its part at the next position in the message; each call folds the event in and returns the
+    delta to yield, or None when the event carried nothing to show yet (a part opened empty, an
+    item's id): the part is still kept at its position. `message()` and `partial()` then build
+    the message exactly as `MessageAssembler` does from the same deltas.
+    """
+
+    def __init__(self, *, json_arguments: bool) -> None:
+        super().__init__(json_arguments=json_arguments)
+        self._keys: dict[Hashable, _Builder] = {}
+
+    def _open(self, key: Hashable, kind: type[Part]) -> _Builder:
+        builder = self._keys.get(key)
+        if builder is None:
+            index = len(self._builders)
+            builder = self._keys[key] = self._builders[index] = _Builder(kind, index)
+        elif builder.kind is not kind:
+            raise ValueError(f"part {key!r} is a {builder.kind.__name__}, not a {kind.__name__}")
+        return builder
+
+    def opened(self, key: Hashable) -> bool:
+        """Whether an event has opened the part `key` names."""
+        return key in self._keys
+
+    def thinking(
+        self,
+        key: Hashable,
+        text: str = "",
+        *,
+        signature: str | None = None,
+        redacted: str | None = None,
+        id: str | None = None,
+        details: ProviderDetails | None = None,
+    ) -> ThinkingDelta | None:
+        """Fold reasoning text, its signature, a redacted payload or an item id into part `key`."""
+        builder = self._open(key, ThinkingBlock)
+        if details:
+            builder.merge_details(details)
+        if id is not None:
+            builder.id = id
+        if text:
+            builder.chunks.append(text)
+        elif signature is None and redacted is None:
+            return None
+        if signature is not None:
+            builder.signature = signature
+        if redacted is not None:
+            builder.redacted = redacted
+        return ThinkingDelta(builder.index, text, signature, redacted, id, details)
+
+    def text(
+        self,
+        key: Hashable,
+        text: str = "",
+        *,
+        signature: str | None = None,
+        details: ProviderDetails | None = None,
+    ) -> TextDelta | None:
+        """Fold visible text (and its signature, on Gemini) into part `key`."""
+        builder = self._open(key, TextPart)
+        if details:
+            builder.merge_details(details)
+        if text:
+            builder.chunks.append(text)
+        elif signature is None:
+            return None
+        if signature is not None:
+            builder.signature = signature
+        return TextDelta(builder.index, text, signature, details)
+
+    def tool_call(
+        self,
+        key: Hashable,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        arguments: str = "",
+        signature: str | None = None,
+        details: ProviderDetails | None = None,
+    ) -> ToolCallDelta | None:
+        """Fold a tool call's id and name, or a fragment of its argument JSON, into part `key`."""
+        builder = self._open(key, ToolCall)
+        if details:
+            builder.merge_details(details)
+        if id:
+            builder.id = id
+        if name:
+            builder.name = name
+        if arguments:
+            builder.chunks.append(arguments)
+        if signature is not None:
+            builder.signature = signature
+        if not (id or name or arguments or signature is not None):
+            return None
+        return ToolCallDelta(builder.index, id, name, arguments, signature, details)

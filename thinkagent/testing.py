@@ -49,7 +49,7 @@ the request returning one of those."""
 class ScriptedModel:
     """A `Model` that answers from a script and records every request it receives.
 
-    Messages without provenance are tagged with this model's `provider` and `model_name`.
+    Messages without provenance are tagged with this model's `scope` and `model_name`.
     """
 
     def __init__(
@@ -57,12 +57,12 @@ class ScriptedModel:
         script: Iterable[ScriptItem],
         *,
         model_name: str = "scripted-model",
-        provider: str = "scripted",
+        scope: str = "scripted",
         chunk_size: int = 8,
     ) -> None:
         self._script = list(script)
         self._model_name = model_name
-        self._provider = provider
+        self._scope = scope
         self._chunk_size = chunk_size
         self.requests: list[ModelRequest] = []
 
@@ -71,8 +71,8 @@ class ScriptedModel:
         return self._model_name
 
     @property
-    def provider(self) -> str:
-        return self._provider
+    def scope(self) -> str:
+        return self._scope
 
     @property
     def remaining(self) -> int:
@@ -100,12 +100,12 @@ class ScriptedModel:
         if cut is not None:
             raise StreamInterrupted(
                 "scripted stream interrupted",
-                provider=self._provider,
-                partial=assembler.partial(provider=self._provider, model=self._model_name),
+                scope=self._scope,
+                partial=assembler.partial(scope=self._scope, model=self._model_name),
             )
         yield ModelResponse(
             assembler.message(
-                provider=message.provider or self._provider,
+                scope=message.scope or self._scope,
                 model=message.model or self._model_name,
                 usage=message.usage,
                 finish_reason=message.finish_reason,
@@ -129,10 +129,10 @@ class ScriptedModel:
         message = scripted.message
         if message.role != "assistant" or message.tool_results:
             raise ConfigurationError("a scripted response must be an assistant message")
-        if message.provider is None or message.model is None:
+        if message.scope is None or message.model is None:
             message = message.model_copy(
                 update={
-                    "provider": message.provider or self._provider,
+                    "scope": message.scope or self._scope,
                     "model": message.model or self._model_name,
                 }
             )

@@ -107,13 +107,13 @@ def test_reprs_show_the_model_and_scope_only() -> None:
 
     secret = "sk-ant-api03-very-secret-key"
     model = AnthropicModel("claude-opus-4-7", client=anthropic.AsyncAnthropic(api_key=secret))
-    assert repr(model) == "AnthropicModel(model_name='claude-opus-4-7', provider='anthropic')"
+    assert repr(model) == "AnthropicModel(model_name='claude-opus-4-7', scope='anthropic')"
     assert secret not in repr(model)
     bedrock = BedrockModel("anthropic.claude-opus-4-7-v1:0", client=object())
     assert repr(bedrock) == (
-        "BedrockModel(model_name='anthropic.claude-opus-4-7-v1:0', provider='bedrock')"
+        "BedrockModel(model_name='anthropic.claude-opus-4-7-v1:0', scope='bedrock')"
     )
-    assert (model.provider, bedrock.provider) == ("anthropic", "bedrock")
+    assert (model.scope, bedrock.scope) == ("anthropic", "bedrock")
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,17 @@ from typing import Any
 import anthropic
 import pytest
 
+from tests.support.claude import (
+    QUESTION,
+    REDACTED_QUESTION,
+    TOOLS,
+    anthropic_content,
+    assistant_turns,
+    check_stream_order,
+    run,
+    stream_events,
+    without_ids,
+)
 from thinkagent import (
     Agent,
     ConfigurationError,
@@ -32,18 +43,6 @@ from thinkagent import (
 from thinkagent.emulator import Emulator, Fault
 from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
 from thinkagent.providers.bedrock import BedrockModel
-
-from .support import (
-    QUESTION,
-    REDACTED_QUESTION,
-    TOOLS,
-    anthropic_content,
-    assistant_turns,
-    check_stream_order,
-    run,
-    stream_events,
-    without_ids,
-)
 
 CASES: dict[str, tuple[str, ClaudeThinking | None, str]] = {
     # name: (model, thinking, question)
@@ -94,7 +93,7 @@ async def test_thinking_tool_loop(
     if case in ("adaptive", "omitted", "default"):  # adaptive thinking is interleaved
         assert all(m.thinking for m in turns)
     for m in turns:
-        assert (m.provider, m.model) == ("anthropic", CASES[case][0])
+        assert (m.scope, m.model) == ("anthropic", CASES[case][0])
         assert m.id and m.id.startswith("msg_")
         assert m.usage is not None and m.usage.input_tokens > 0 and m.usage.output_tokens > 0
         if m.thinking and not m.thinking[0].is_redacted:
@@ -363,7 +362,7 @@ async def test_a_cut_stream_leaves_an_unsigned_partial_and_valid_evidence(
     with pytest.raises(StreamInterrupted) as caught:
         await run(agent, QUESTION, streamed=True)
     error = caught.value
-    assert error.retryable and error.provider == "anthropic"
+    assert error.retryable and error.scope == "anthropic"
     partial = error.partial
     assert partial is not None and partial.thinking
     cut = partial.thinking[-1]

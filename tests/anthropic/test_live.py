@@ -12,10 +12,9 @@ import os
 
 import pytest
 
+from tests.support.claude import MAGIC, TOOLS, run
 from thinkagent import Agent, ProviderError, dump_messages, load_messages
 from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
-
-from .support import MAGIC, TOOLS, run
 
 pytestmark = [
     pytest.mark.live,

@@ -89,7 +89,7 @@ def test_response_blocks_become_parts_in_provider_order() -> None:
         cache_read_tokens=100,
         cache_write_tokens=20,
     )
-    assert (result.provider, result.model, result.id) == (
+    assert (result.scope, result.model, result.id) == (
         "anthropic",
         "claude-sonnet-4-6-20260101",
         "msg_01",
@@ -128,14 +128,14 @@ def finished(assistant: Message) -> list[Message]:
     answer = Message(
         role="assistant",
         parts=(TextPart(text="Sunny in Paris."),),
-        provider=assistant.provider,
+        scope=assistant.scope,
         model="claude-sonnet-4-6",
     )
     return history(assistant, answer, Message.user("And in Lyon?"))
 
 
-def turn(*parts: Any, provider: str | None = "anthropic") -> Message:
-    return Message(role="assistant", parts=parts, provider=provider, model="claude-sonnet-4-6")
+def turn(*parts: Any, scope: str | None = "anthropic") -> Message:
+    return Message(role="assistant", parts=parts, scope=scope, model="claude-sonnet-4-6")
 
 
 def assistant_content(params: dict[str, Any], index: int = 1) -> list[dict[str, Any]]:
@@ -178,9 +178,9 @@ def test_same_scope_blocks_go_back_exactly_in_place() -> None:
     assert "tool_choice" not in params
 
 
-@pytest.mark.parametrize("provider", ["bedrock", "gemini", None])
-def test_reasoning_from_another_scope_is_never_sent_as_thinking(provider: str | None) -> None:
-    foreign = turn(SIGNED, REDACTED, TextPart(text="Checking."), CALL, provider=provider)
+@pytest.mark.parametrize("scope", ["bedrock", "gemini", None])
+def test_reasoning_from_another_scope_is_never_sent_as_thinking(scope: str | None) -> None:
+    foreign = turn(SIGNED, REDACTED, TextPart(text="Checking."), CALL, scope=scope)
     dropped = model().build_request(ModelRequest(finished(foreign)))
     assert assistant_content(dropped) == [
         {"type": "text", "text": "Checking."},
@@ -213,7 +213,7 @@ def test_unsigned_thinking_of_this_scope_is_never_sent_as_thinking() -> None:
 def test_empty_parts_and_messages_are_left_out_and_roles_alternate() -> None:
     messages = [
         Message.user("First question"),
-        turn(ThinkingBlock.plain("only unsigned thoughts"), provider="gemini"),
+        turn(ThinkingBlock.plain("only unsigned thoughts"), scope="gemini"),
         Message(role="user", parts=(TextPart(text=""), TextPart(text="Second question"))),
         turn(SIGNED, TextPart(text=""), CALL),
         Message.user_results([RESULT]),
@@ -252,8 +252,8 @@ PROFILE_ARN = "arn:aws:bedrock:us-east-1:123456789012:application-inference-prof
 """A model id the name rules cannot read (an application inference profile)."""
 
 
-def loop_begun_by(provider: str | None) -> Message:
-    return turn(SIGNED, REDACTED, TextPart(text="Checking."), CALL, provider=provider)
+def loop_begun_by(scope: str | None) -> Message:
+    return turn(SIGNED, REDACTED, TextPart(text="Checking."), CALL, scope=scope)
 
 
 @pytest.mark.parametrize(
@@ -292,12 +292,12 @@ def test_a_tool_loop_without_replayable_thinking_is_refused_before_sending(
 def test_the_rule_names_the_message_that_starts_the_current_turn() -> None:
     """Several steps: the turn's first assistant message is the one that must start with
     thinking (its index in the request's messages, after skipped messages)."""
-    unsigned_only = turn(ThinkingBlock.plain("thoughts"), provider="gemini")  # sends nothing
+    unsigned_only = turn(ThinkingBlock.plain("thoughts"), scope="gemini")  # sends nothing
     second = ToolCall(id="toolu_2", name="get_time", arguments={"city": "Paris"})
     messages = [
         Message.user("Weather and time in Paris?"),
         unsigned_only,
-        turn(CALL, provider="gemini"),
+        turn(CALL, scope="gemini"),
         Message.user_results([RESULT]),
         turn(SIGNED, second),  # this scope's own, signed: not enough, the turn began elsewhere
         Message.user_results([ToolResult(call_id="toolu_2", name="get_time", content="14:05")]),
@@ -520,7 +520,7 @@ def test_status_errors(status: int, error_type: str, retryable: bool) -> None:
     assert error.status == (None if status == 200 else status)
     assert error.retryable is retryable
     assert error.error_type == error_type
-    assert error.provider == "anthropic"
+    assert error.scope == "anthropic"
 
 
 def test_connection_errors_are_retryable() -> None:

@@ -4,13 +4,12 @@ from it carries the same messages the real service accepted."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from anthropic import types as wire
 
+from tests.support.recorded import interactions
 from thinkagent import (
     Message,
     ModelRequest,
@@ -21,12 +20,6 @@ from thinkagent import (
     load_messages,
 )
 from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
-
-RECORDED = Path(__file__).parent / "recorded"
-
-
-def interactions(name: str) -> list[dict[str, Any]]:
-    return yaml.safe_load((RECORDED / name).read_text())["interactions"]
 
 
 def model_for(request: dict[str, Any]) -> AnthropicModel:

@@ -13,6 +13,16 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError, EventStreamError
 
+from tests.support.claude import (
+    QUESTION,
+    REDACTED_QUESTION,
+    TOOLS,
+    assistant_turns,
+    bedrock_content,
+    check_stream_order,
+    run,
+    stream_events,
+)
 from thinkagent import (
     Agent,
     ConfigurationError,
@@ -32,17 +42,6 @@ from thinkagent import (
 from thinkagent.emulator import Emulator, Fault
 from thinkagent.providers.anthropic import AnthropicModel
 from thinkagent.providers.bedrock import BedrockModel, ClaudeThinking
-
-from ..anthropic.support import (
-    QUESTION,
-    REDACTED_QUESTION,
-    TOOLS,
-    assistant_turns,
-    bedrock_content,
-    check_stream_order,
-    run,
-    stream_events,
-)
 
 SONNET = "us.anthropic.claude-sonnet-4-6-v1:0"
 OPUS = "global.anthropic.claude-opus-4-7-v1:0"
@@ -86,7 +85,7 @@ async def test_thinking_tool_loop(emu: Emulator, client: Any, case: str, streame
     else:
         assert first.is_signed and first.text
     for m in turns:
-        assert (m.provider, m.model, m.id) == ("bedrock", CASES[case][0], None)
+        assert (m.scope, m.model, m.id) == ("bedrock", CASES[case][0], None)
         assert m.usage is not None and m.usage.input_tokens > 0 and m.usage.output_tokens > 0
         assert m.usage.thinking_tokens == 0  # Bedrock does not report them
     assert [m.finish_reason for m in turns] == ["tool_call", "tool_call", "stop"]
@@ -392,7 +391,7 @@ async def test_a_cut_stream_leaves_an_unsigned_partial_and_valid_evidence(
     with pytest.raises(StreamInterrupted) as caught:
         await run(agent, QUESTION, streamed=True)
     error = caught.value
-    assert error.retryable and error.provider == "bedrock"
+    assert error.retryable and error.scope == "bedrock"
     partial = error.partial
     assert partial is not None and partial.thinking
     cut = partial.thinking[-1]

@@ -12,10 +12,9 @@ import os
 
 import pytest
 
+from tests.support.claude import TOOLS, run
 from thinkagent import Agent, ProviderError, dump_messages, load_messages
 from thinkagent.providers.bedrock import BedrockModel, ClaudeThinking
-
-from ..anthropic.support import TOOLS, run
 
 MODEL = os.environ.get("THINKAGENT_BEDROCK_MODEL", "")
 pytestmark = [

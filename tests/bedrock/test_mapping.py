@@ -96,7 +96,7 @@ def test_response_blocks_become_parts_in_provider_order() -> None:
     assert message.usage == Usage(
         input_tokens=130, output_tokens=40, cache_read_tokens=100, cache_write_tokens=20
     )
-    assert (message.provider, message.model, message.id) == ("bedrock", MODEL_ID, None)
+    assert (message.scope, message.model, message.id) == ("bedrock", MODEL_ID, None)
     assert message.finish_reason == "tool_call"
     assert message.provider_details == {"finish_reason": "tool_use"}
 
@@ -125,8 +125,8 @@ CALL = ToolCall(id="tooluse_1", name="get_weather", arguments={"city": "Paris"})
 RESULT = ToolResult(call_id="tooluse_1", name="get_weather", content="sunny")
 
 
-def turn(*parts: Any, provider: str | None = "bedrock") -> Message:
-    return Message(role="assistant", parts=parts, provider=provider, model=MODEL_ID)
+def turn(*parts: Any, scope: str | None = "bedrock") -> Message:
+    return Message(role="assistant", parts=parts, scope=scope, model=MODEL_ID)
 
 
 def history(assistant: Message, *more: Message) -> list[Message]:
@@ -139,7 +139,7 @@ def finished(assistant: Message) -> list[Message]:
     answer = Message(
         role="assistant",
         parts=(TextPart(text="Sunny in Paris."),),
-        provider=assistant.provider,
+        scope=assistant.scope,
         model=MODEL_ID,
     )
     return history(assistant, answer, Message.user("And in Lyon?"))
@@ -199,10 +199,10 @@ def test_same_scope_blocks_go_back_exactly_in_place() -> None:
     }
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "gemini", None])
-def test_reasoning_from_another_scope_is_never_sent_as_reasoning(provider: str | None) -> None:
+@pytest.mark.parametrize("scope", ["anthropic", "gemini", None])
+def test_reasoning_from_another_scope_is_never_sent_as_reasoning(scope: str | None) -> None:
     anthropic_redacted = ThinkingBlock.redacted_payload("EmwKAhgBEgy3va3p")
-    foreign = turn(SIGNED, anthropic_redacted, TextPart(text="Checking."), CALL, provider=provider)
+    foreign = turn(SIGNED, anthropic_redacted, TextPart(text="Checking."), CALL, scope=scope)
     dropped = model().build_request(ModelRequest(finished(foreign)))
     assert dropped["messages"][1]["content"] == [
         {"text": "Checking."},
@@ -223,7 +223,7 @@ def test_unsigned_thinking_of_this_scope_is_never_sent_as_reasoning() -> None:
 def test_empty_parts_and_messages_are_left_out_and_roles_alternate() -> None:
     messages = [
         Message.user("First question"),
-        turn(ThinkingBlock.plain("only unsigned thoughts"), provider="anthropic"),
+        turn(ThinkingBlock.plain("only unsigned thoughts"), scope="anthropic"),
         Message(role="user", parts=(TextPart(text=""), TextPart(text="Second question"))),
         turn(SIGNED, TextPart(text=""), CALL),
         Message.user_results([RESULT]),
@@ -293,7 +293,7 @@ def test_with_no_thinking_configured_this_scopes_reasoning_goes_back_as_it_is() 
 
 def test_a_tool_loop_without_replayable_thinking_is_refused_before_sending() -> None:
     for assistant in (
-        turn(SIGNED, TextPart(text="Checking."), CALL, provider="anthropic"),
+        turn(SIGNED, TextPart(text="Checking."), CALL, scope="anthropic"),
         turn(ThinkingBlock.plain("I should call get_w"), CALL),
     ):
         for thinking, name in (

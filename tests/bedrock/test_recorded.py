@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 import botocore.session
-import yaml
 from botocore import parsers, serialize
 
+from tests.support import recorded
 from thinkagent import (
     Message,
     ModelRequest,
@@ -25,15 +24,13 @@ from thinkagent import (
 )
 from thinkagent.providers.bedrock import BedrockModel, ClaudeThinking
 
-RECORDED = Path(__file__).parent / "recorded"
 MODEL_ID = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
 _SERVICE = botocore.session.get_session().get_service_model("bedrock-runtime")
 CONVERSE = _SERVICE.operation_model("Converse")
 
 
 def interactions() -> list[dict[str, Any]]:
-    text = (RECORDED / "test_bedrock_anthropic_tool_with_thinking.yaml").read_text()
-    return yaml.safe_load(text)["interactions"]
+    return recorded.interactions("test_bedrock_anthropic_tool_with_thinking.yaml")
 
 
 def botocore_parse(body: dict[str, Any]) -> dict[str, Any]:

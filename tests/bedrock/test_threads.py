@@ -17,11 +17,10 @@ import boto3
 import pytest
 from botocore.config import Config
 
+from tests.support.claude import QUESTION, TOOLS
 from thinkagent import Agent, Message, ModelRequest, RunCancelled, ThinkingDelta
 from thinkagent.emulator import Emulator, Fault
 from thinkagent.providers.bedrock import BedrockModel, ClaudeThinking
-
-from ..anthropic.support import QUESTION, TOOLS
 
 MODEL_ID = "us.anthropic.claude-sonnet-4-6-v1:0"
 #: Each event of a slow stream waits this long: a reader left blocked would outlive the test.

@@ -70,7 +70,7 @@ async def test_run_returns_output_messages_and_summed_usage() -> None:
     assert result.messages[2].tool_results[0].content == "sunny in Paris"
     assert result.usage == Usage(input_tokens=20, output_tokens=10, thinking_tokens=6, requests=2)
     assert result.messages[1].thinking == [ThinkingBlock.signed("I need tools.", "sig-tools")]
-    assert result.messages[1].provider == "scripted"
+    assert result.messages[1].scope == "scripted"
     second_request = model.requests[1]
     assert second_request.messages == result.messages[:3]  # the thinking went back verbatim
     assert [t.name for t in second_request.tools] == ["get_weather"]
@@ -243,7 +243,7 @@ async def test_invalid_history_is_rejected_before_any_request() -> None:
 
 
 async def test_resume_after_tool_results_from_persisted_json() -> None:
-    overloaded = ProviderError("overloaded", provider="scripted", status=529, retryable=True)
+    overloaded = ProviderError("overloaded", scope="scripted", status=529, retryable=True)
     model = ScriptedModel([calls(("get_weather", {"city": "Paris"})), overloaded])
     with pytest.raises(ProviderError) as info:
         await Agent(model, tools=[get_weather]).run("q")

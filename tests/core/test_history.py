@@ -18,8 +18,8 @@ from thinkagent import (
 from thinkagent.history import INTERRUPTED_RESULT, for_scope
 
 
-def assistant(*parts: object, provider: str = "anthropic") -> Message:
-    return Message(role="assistant", parts=tuple(parts), provider=provider, model="m")  # type: ignore[arg-type]
+def assistant(*parts: object, scope: str = "anthropic") -> Message:
+    return Message(role="assistant", parts=tuple(parts), scope=scope, model="m")  # type: ignore[arg-type]
 
 
 def call(call_id: str, name: str = "lookup") -> ToolCall:
@@ -207,7 +207,7 @@ def test_trim_history_rejects_nonsense() -> None:
 
 
 def test_for_scope_keeps_own_proofs_and_drops_foreign_ones() -> None:
-    own = assistant(ThinkingBlock.signed("mine", "s1"), call("a"), provider="anthropic")
+    own = assistant(ThinkingBlock.signed("mine", "s1"), call("a"), scope="anthropic")
     foreign = Message(
         role="assistant",
         parts=(
@@ -216,7 +216,7 @@ def test_for_scope_keeps_own_proofs_and_drops_foreign_ones() -> None:
             TextPart(text="hi", signature="g2"),
             ToolCall(id="b", name="lookup", arguments={}, signature="g3"),
         ),
-        provider="gemini",
+        scope="gemini",
         model="gemini-3",
     )
     history = [Message.user("q"), own, results("a"), foreign]
@@ -226,7 +226,7 @@ def test_for_scope_keeps_own_proofs_and_drops_foreign_ones() -> None:
         TextPart(text="hi"),
         ToolCall(id="b", name="lookup", arguments={}),
     )
-    assert dropped[3].provider == "gemini"
+    assert dropped[3].scope == "gemini"
     as_text = for_scope(history, "anthropic", foreign_reasoning="text")
     assert as_text[3].parts[0] == TextPart(text="<thinking>\ntheirs\n</thinking>")
     assert len(as_text[3].parts) == 3  # the redacted payload cannot become text

@@ -63,7 +63,7 @@ def test_message_accessors_keep_provider_order() -> None:
         TextPart(text="Done."),
         ToolCall(id="c2", name="lookup", arguments='{"q": "y"}'),
     )
-    message = Message(role="assistant", parts=parts, provider="anthropic", model="claude")
+    message = Message(role="assistant", parts=parts, scope="anthropic", model="claude")
     assert message.parts == parts
     assert [b.text or b.redacted for b in message.thinking] == ["first", "opaque"]
     assert message.text == "Let me check. Done."
@@ -100,7 +100,7 @@ def test_text_only_message_json_is_pinned() -> None:
         Message(
             role="assistant",
             parts=(TextPart(text="4"),),
-            provider="openai",
+            scope="openai",
             model="gpt-5",
             usage=Usage(input_tokens=12, output_tokens=1),
             finish_reason="stop",
@@ -128,7 +128,7 @@ def test_every_proof_round_trips_byte_exact() -> None:
                 ToolCall(id="f1", name="get", arguments={"n": 1.5, "x": None}, signature="Cq0Q"),
                 ThinkingBlock.signed("summary", "gAAAAABo", id="rs_123"),
             ),
-            provider="gemini",
+            scope="gemini",
             model="gemini-3-pro-preview",
             usage=Usage(input_tokens=1, output_tokens=9, thinking_tokens=7),
             finish_reason="tool_call",

@@ -72,7 +72,7 @@ def assistant_turn(draw: st.DrawFn, call_prefix: str) -> tuple[Message, list[Too
     message = Message(
         role="assistant",
         parts=(*parts, *calls),
-        provider=draw(
+        scope=draw(
             st.sampled_from(
                 ["anthropic", "bedrock", "gemini", "vertex", "openai-responses", "deepseek"]
             )
@@ -145,7 +145,7 @@ def test_streamed_deltas_assemble_into_the_same_message(
     for delta in deltas_for(message, chunk_size):
         assembler.add(delta)
     rebuilt = assembler.message(
-        provider=message.provider or "",
+        scope=message.scope or "",
         model=message.model or "",
         usage=message.usage,
         finish_reason=message.finish_reason,

@@ -18,7 +18,7 @@ MESSAGE = Message(
         ThinkingBlock.signed("", "ErUBCkYIBxgC"),
         TextPart(text="", signature="Cs4BAXLI"),
     ),
-    provider="anthropic",
+    scope="anthropic",
     model="claude-sonnet-4-5",
     usage=Usage(input_tokens=10, output_tokens=40, thinking_tokens=20),
     finish_reason="tool_call",
@@ -30,7 +30,7 @@ def assemble(deltas: list, *, json_arguments: bool = True) -> Message:  # type: 
     for delta in deltas:
         assembler.add(delta)
     return assembler.message(
-        provider="anthropic",
+        scope="anthropic",
         model="claude-sonnet-4-5",
         usage=MESSAGE.usage,
         finish_reason="tool_call",
@@ -85,7 +85,7 @@ def test_partial_never_signs_the_block_being_built() -> None:
         ThinkingDelta(2, signature="sig-2"),
     ]:
         assembler.add(delta)
-    partial = assembler.partial(provider="anthropic", model="m")
+    partial = assembler.partial(scope="anthropic", model="m")
     assert partial.parts == (
         ThinkingBlock.signed("complete", "sig-0"),
         TextPart(text="visible"),
@@ -98,4 +98,4 @@ def test_partial_drops_thinking_with_nothing_to_show() -> None:
     assembler.add(TextDelta(0, text="a"))
     assembler.add(ToolCallDelta(1, args_fragment='{"x"'))  # its id and name never arrived
     assembler.add(ThinkingDelta(2, signature="only-a-signature"))
-    assert assembler.partial(provider="p", model="m").parts == (TextPart(text="a"),)
+    assert assembler.partial(scope="p", model="m").parts == (TextPart(text="a"),)

@@ -10,17 +10,15 @@ from __future__ import annotations
 import copy
 import http.client
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from tests.support import recorded
 from thinkagent.emulator import Emulator
 
 from .test_recorded_shapes import kind
 
-RECORDED = Path(__file__).parent / "recorded" / "test_google_instructions_only_with_tool_calls.yaml"
 SKIP_B64 = "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I="
 MODEL = "gemini-3-flash-preview"
 PATHS = {
@@ -31,7 +29,7 @@ HEADERS = {"gemini": {"x-goog-api-key": "k"}, "vertex": {"authorization": "Beare
 
 
 def interactions() -> list[dict[str, Any]]:
-    return yaml.safe_load(RECORDED.read_text())["interactions"]
+    return recorded.interactions("test_google_instructions_only_with_tool_calls.yaml")
 
 
 def post(emu: Emulator, api: str, body: Any, method: str = "generateContent") -> tuple[int, Any]:

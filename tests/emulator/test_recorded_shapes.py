@@ -8,26 +8,15 @@ from __future__ import annotations
 
 import http.client
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from tests.support.recorded import interactions, request_body
 from thinkagent.emulator import Emulator
 from thinkagent.emulator.brain import MAGIC_REDACTED_PROMPT
 
-RECORDED = Path(__file__).parent / "recorded"
 SIGV4 = "AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/20250101/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=00"
-
-
-def interactions(name: str) -> list[dict[str, Any]]:
-    return yaml.safe_load((RECORDED / name).read_text())["interactions"]
-
-
-def request_body(interaction: dict[str, Any]) -> dict[str, Any]:
-    request = interaction["request"]
-    return request["parsed_body"] if "parsed_body" in request else json.loads(request["body"])
 
 
 def post(emu: Emulator, path: str, body: Any, headers: dict[str, str]) -> tuple[int, Any]:

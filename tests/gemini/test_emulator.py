@@ -122,7 +122,7 @@ async def test_a_gemini_3_loop_with_parallel_calls_replays_every_signature(
         assert calls[0].signature is not None and calls[1].signature is None  # only the first
         assert reply.thinking and not reply.thinking[0].is_signed  # a thought summary
         assert reply.finish_reason == "tool_call"
-        assert reply.provider == "gemini"
+        assert reply.scope == "gemini"
     answer = replies[3]
     assert answer.finish_reason == "stop"
     assert isinstance(answer.parts[-1], TextPart) and answer.parts[-1].signature is not None
@@ -297,7 +297,7 @@ async def test_a_gemini_api_history_continues_on_vertex_without_its_signatures(
     assert gemini_signatures
     emu.clear()
     vertex = agent(vertex_client)
-    assert vertex.model.provider == "vertex"
+    assert vertex.model.scope == "vertex"
     result = await vertex.run(None, history=head)
     assert result.output
     first = emu.requests[0]
@@ -313,7 +313,7 @@ async def test_a_gemini_api_history_continues_on_vertex_without_its_signatures(
         for p in c["parts"]
         if "thoughtSignature" in p
     }
-    assert all(m.provider == "vertex" for m in result.new_messages if m.role == "assistant")
+    assert all(m.scope == "vertex" for m in result.new_messages if m.role == "assistant")
 
 
 async def test_without_the_dummy_signature_vertex_refuses_the_foreign_call(
@@ -322,7 +322,7 @@ async def test_without_the_dummy_signature_vertex_refuses_the_foreign_call(
     head = first_step((await agent(gemini_client).run(QUESTION)).messages)
     with pytest.raises(ProviderError) as caught:
         await agent(vertex_client, missing_signature="send").run(None, history=head)
-    assert caught.value.provider == "vertex"
+    assert caught.value.scope == "vertex"
     assert caught.value.message.startswith(
         "Unable to submit request because function call `default_api:get_weather` in the 2. "
         "content block is missing a `thought_signature`."
@@ -338,7 +338,7 @@ async def test_an_anthropic_history_continues_on_gemini(emu: Emulator, gemini_cl
             ToolCall(id="toolu_01", name="get_weather", arguments={"city": "Paris"}),
             ToolCall(id="toolu_02", name="get_weather", arguments={"city": "London"}),
         ),
-        provider="anthropic",
+        scope="anthropic",
         model="claude-sonnet-4-5",
     )
     history = [
@@ -532,7 +532,7 @@ async def test_a_vertex_loop_streamed_and_not(emu: Emulator, vertex_client: Any)
         async for _ in stream:
             pass
     assert clear_ids(stream.result.messages) == clear_ids(plain.messages)
-    assert {m.provider for m in plain.messages if m.role == "assistant"} == {"vertex"}
+    assert {m.scope for m in plain.messages if m.role == "assistant"} == {"vertex"}
     assert {r.api for r in emu.requests} == {"vertex"}
     assert_replayed_exactly(plain.messages, [r.body for r in emu.requests[:4]])
 

@@ -11,6 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.support.gemini import API_KEY, MockGemini, error, response
 from thinkagent import (
     ConfigurationError,
     HistoryError,
@@ -27,8 +28,6 @@ from thinkagent import (
 from thinkagent.providers.base import ModelRequest, ModelResponse, ToolDefinition
 from thinkagent.providers.gemini import SKIP_SIGNATURE, GeminiModel
 from thinkagent.stream import TextDelta, ThinkingDelta, ToolCallDelta
-
-from .mock import API_KEY, MockGemini, error, response
 
 TRICKY = b"\xfb\xff\xfe-sig-\xfa\xfb\xff\x00\x01"  # standard and URL-safe base64 differ
 STD = base64.b64encode(TRICKY).decode()
@@ -78,8 +77,8 @@ ASK = ModelRequest(messages=[Message.user("What's the weather in Paris?")], tool
 def test_scope_comes_from_the_client_and_repr_shows_no_credential() -> None:
     gemini = model_for(MockGemini())
     vertex = model_for(MockGemini(vertex=True))
-    assert (gemini.provider, vertex.provider) == ("gemini", "vertex")
-    assert repr(gemini) == "GeminiModel(model_name='gemini-3-pro-preview', provider='gemini')"
+    assert (gemini.scope, vertex.scope) == ("gemini", "vertex")
+    assert repr(gemini) == "GeminiModel(model_name='gemini-3-pro-preview', scope='gemini')"
     assert API_KEY not in repr(gemini) + repr(vertex)
 
 
@@ -90,7 +89,7 @@ def test_a_client_is_built_from_the_environment_with_sdk_retries(
     monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
     monkeypatch.setenv("GEMINI_API_KEY", API_KEY)
     model = GeminiModel("gemini-2.5-flash", max_retries=4)
-    assert model.provider == "gemini"
+    assert model.scope == "gemini"
     options = model.client._api_client._http_options  # pyright: ignore[reportPrivateUsage]
     assert options.retry_options is not None
     assert options.retry_options.attempts == 5
@@ -160,7 +159,7 @@ async def test_parts_map_in_order_with_each_signature_on_its_part() -> None:
         TextPart(text="", signature=STD),
     )
     assert generated.id.startswith("gemini_call_")
-    assert message.provider == "gemini"
+    assert message.scope == "gemini"
     assert message.model == "gemini-3-pro-preview"
     assert message.id == "resp-1"
     assert message.finish_reason == "tool_call"
@@ -342,8 +341,8 @@ def history(*assistant_turns: Message, results: bool = True) -> list[Message]:
     return messages
 
 
-def assistant(*parts: Any, provider: str = "gemini") -> Message:
-    return Message(role="assistant", parts=parts, provider=provider, model="m")
+def assistant(*parts: Any, scope: str = "gemini") -> Message:
+    return Message(role="assistant", parts=parts, scope=scope, model="m")
 
 
 SAME_SCOPE = assistant(
@@ -426,7 +425,7 @@ ANTHROPIC_TURN = assistant(
     TextPart(text="I'll look it up."),
     ToolCall(id="toolu_1", name="get_weather", arguments={"city": "Paris"}),
     ToolCall(id="toolu_2", name="get_weather", arguments={"city": "Lyon"}),
-    provider="anthropic",
+    scope="anthropic",
 )
 
 
@@ -460,11 +459,11 @@ async def test_the_sentinel_only_goes_on_current_turn_calls() -> None:
     mock = MockGemini(response({"text": "Done."}))
     messages = [
         *history(ANTHROPIC_TURN),
-        assistant(TextPart(text="Sunny in both."), provider="anthropic"),
+        assistant(TextPart(text="Sunny in both."), scope="anthropic"),
         Message.user("And tomorrow?"),
         assistant(
             ToolCall(id="toolu_3", name="get_weather", arguments={"city": "Paris"}),
-            provider="anthropic",
+            scope="anthropic",
         ),
         Message.user_results([ToolResult(call_id="toolu_3", name="get_weather", content="rain")]),
     ]
@@ -493,7 +492,7 @@ async def test_the_other_google_scope_is_foreign_too() -> None:
     turn = assistant(
         ThinkingBlock.signed("Gemini API thought.", STD),
         ToolCall(id="fc_1", name="get_weather", arguments={"city": "Paris"}, signature=STD),
-        provider="gemini",
+        scope="gemini",
     )
     await model_for(mock).request(ModelRequest(messages=history(turn)))
     parts = mock.requests[0]["contents"][1]["parts"]
@@ -520,7 +519,7 @@ async def test_empty_turns_are_left_out_and_user_turns_merged() -> None:
     mock = MockGemini(response({"text": "Done."}))
     messages = [
         Message.user("First."),
-        assistant(ThinkingBlock.signed("Claude only thought.", "sig"), provider="anthropic"),
+        assistant(ThinkingBlock.signed("Claude only thought.", "sig"), scope="anthropic"),
         Message.user("Second."),
     ]
     await model_for(mock).request(ModelRequest(messages=messages))
@@ -633,7 +632,7 @@ async def test_service_errors_become_provider_errors(
     exc = caught.value
     assert (exc.status, exc.error_type, exc.retryable) == (status, name, retryable)
     assert exc.message == f"The service says {status}."
-    assert exc.provider == "gemini"
+    assert exc.scope == "gemini"
     assert isinstance(exc.__cause__, genai_errors.APIError)
     assert API_KEY not in str(exc)
 

@@ -6,26 +6,21 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from tests.support import recorded
+from tests.support.gemini import MockGemini
 from thinkagent import Message, ToolCall, ToolResult, dump_messages, load_messages
 from thinkagent.providers.base import ModelRequest, ModelResponse, ToolDefinition
 from thinkagent.providers.gemini import GeminiModel
 
-from .mock import MockGemini
-
-RECORDING = (
-    Path(__file__).parent / "recorded" / "test_google_instructions_only_with_tool_calls.yaml"
-)
 MODEL = "gemini-3-flash-preview"
 
 
 def interactions() -> list[dict[str, Any]]:
-    return yaml.safe_load(RECORDING.read_text())["interactions"]
+    return recorded.interactions("test_google_instructions_only_with_tool_calls.yaml")
 
 
 INTERACTIONS = interactions()
@@ -118,7 +113,7 @@ async def test_every_recorded_response_parses_with_each_signature_on_its_part() 
         )
         assert reply.usage.input_tokens == usage["promptTokenCount"]
         assert reply.finish_reason == "tool_call"
-        assert reply.provider == "gemini"
+        assert reply.scope == "gemini"
     first = replies[0]
     assert [c.signature is not None for c in first.tool_calls] == [True, False, False]
 

@@ -191,7 +191,7 @@ async def test_an_azure_stream_equals_the_non_streamed_response(
     azure: openai.AsyncAzureOpenAI,
 ) -> None:
     model = OpenAIChatModel(DEPLOYMENT, client=azure)
-    assert model.provider == "azure"
+    assert model.scope == "azure"
     request = ModelRequest([Message.user("What's the weather in Paris?")], tools=[WEATHER])
     expected = (await model.request(request)).message
     assert (expected.id, expected.model) == (ID, MODEL)

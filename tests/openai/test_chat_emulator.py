@@ -11,6 +11,15 @@ from typing import Any
 import openai
 import pytest
 
+from tests.support.openai import (
+    QUESTION,
+    TOOLS,
+    bodies,
+    contains,
+    get_weather,
+    thinking,
+    without_ids,
+)
 from thinkagent import (
     Agent,
     Message,
@@ -24,8 +33,6 @@ from thinkagent import (
 )
 from thinkagent.emulator import Emulator, Fault
 from thinkagent.providers.openai import OpenAIChatModel
-
-from .helpers import QUESTION, TOOLS, bodies, contains, get_weather, thinking, without_ids
 
 
 @dataclass(frozen=True)
@@ -91,7 +98,7 @@ async def test_three_turn_tool_loop_streamed_and_not(case: Case, emu: Emulator) 
     assert [c.name for m in messages for c in m.tool_calls] == ["get_weather", "get_time"]
     assert "sunny in Paris" in result.output
     replies = [m for m in messages if m.role == "assistant"]
-    assert all(m.provider == case.scope for m in replies)
+    assert all(m.scope == case.scope for m in replies)
     assert result.usage.thinking_tokens > 0 and result.usage.requests == 3
     if case.reasons_visibly:
         assert all(len(m.thinking) == 1 and isinstance(m.parts[0], ThinkingBlock) for m in replies)
@@ -155,7 +162,7 @@ async def test_deepseek_without_its_reasoning_gets_the_real_error(emu: Emulator)
     with pytest.raises(ProviderError) as info:
         await agent.run(None, history=load_messages(json.dumps(data)))
     error = info.value
-    assert error.status == 400 and not error.retryable and error.provider == "deepseek"
+    assert error.status == 400 and not error.retryable and error.scope == "deepseek"
     assert error.message.startswith(
         "Missing `reasoning_content` field in the assistant message at message index 1."
     )
@@ -191,7 +198,7 @@ async def test_other_scopes_reasoning_never_reaches_deepseek(emu: Emulator) -> N
                 ThinkingBlock.signed("I will greet.", "EsigANTHROPIC" * 20),
                 TextPart(text="Hello!"),
             ),
-            provider="anthropic",
+            scope="anthropic",
             model="claude-sonnet-4-5",
         ),
     ]
@@ -222,7 +229,7 @@ async def test_tools_with_reasoning_effort_refused_says_so(emu: Emulator) -> Non
 
 async def test_a_capture_only_endpoint_that_wants_reasoning_back_gets_a_hint(emu: Emulator) -> None:
     model = OpenAIChatModel("deepseek-reasoner", client=emu.openai_client(max_retries=0))
-    assert model.provider == "compatible"
+    assert model.scope == "compatible"
     with pytest.raises(ProviderError) as info:
         await Agent(model, tools=TOOLS).run(QUESTION)
     assert "reasoning_content" in info.value.message and "dialect='deepseek'" in str(info.value)
@@ -259,7 +266,7 @@ async def test_a_cut_stream_is_interrupted_with_an_unsigned_partial(
     with pytest.raises(StreamInterrupted) as info:
         await run_streamed(agent, QUESTION)
     partial = info.value.partial
-    assert partial is not None and partial.provider == case.scope
+    assert partial is not None and partial.scope == case.scope
     assert partial.thinking and all(b.signature is None for b in partial.thinking)
     assert not partial.tool_calls
     validate_history(info.value.messages)

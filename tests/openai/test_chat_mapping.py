@@ -10,6 +10,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+from tests.support.openai import FakeClient, FakeStream
 from thinkagent import (
     ConfigurationError,
     Message,
@@ -36,8 +37,6 @@ from thinkagent.providers.openai import (
     resolve_dialect,
 )
 
-from .helpers import FakeClient, FakeStream
-
 WEATHER = ToolDefinition(
     name="get_weather",
     description="Current weather for a city.",
@@ -49,8 +48,8 @@ def model(dialect: str | ChatDialect = "deepseek", name: str = "deepseek-reasone
     return OpenAIChatModel(name, client=FakeClient(), dialect=dialect, **kw)  # type: ignore[arg-type]
 
 
-def assistant(*parts: Any, provider: str = "deepseek") -> Message:
-    return Message(role="assistant", parts=tuple(parts), provider=provider, model="m")
+def assistant(*parts: Any, scope: str = "deepseek") -> Message:
+    return Message(role="assistant", parts=tuple(parts), scope=scope, model="m")
 
 
 def results(*call_ids: str) -> Message:
@@ -72,7 +71,7 @@ def test_dialects_by_name_alias_and_object() -> None:
     assert resolve_dialect("kimi").name == "moonshot"
     custom = ChatDialect("my-vllm", reasoning="reasoning", replay="tool_loop")
     assert resolve_dialect(custom) is custom
-    assert model(custom).provider == "my-vllm"
+    assert model(custom).scope == "my-vllm"
 
 
 def test_unknown_dialect_lists_the_known_ones() -> None:
@@ -96,7 +95,7 @@ def test_dialect_from_the_client() -> None:
     assert resolve_dialect(None, router).name == "openrouter"
     local = openai.AsyncOpenAI(api_key="k", base_url="http://127.0.0.1:8000/v1")
     assert resolve_dialect(None, local).name == "compatible"
-    assert OpenAIChatModel("m", client=local).provider == "compatible"
+    assert OpenAIChatModel("m", client=local).scope == "compatible"
 
 
 def test_invalid_dialects_are_refused() -> None:
@@ -125,7 +124,7 @@ def test_clients_built_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.delenv("DEEPSEEK_BASE_URL", raising=False)
     built = OpenAIChatModel("deepseek-reasoner", dialect="deepseek")
     assert str(built.client.base_url).startswith("https://api.deepseek.com")
-    assert built.provider == "deepseek"
+    assert built.scope == "deepseek"
     monkeypatch.setenv("DEEPSEEK_BASE_URL", "http://127.0.0.1:9/v1")
     assert str(OpenAIChatModel("deepseek-reasoner", dialect="deepseek").client.base_url).startswith(
         "http://127.0.0.1:9"
@@ -138,12 +137,12 @@ def test_clients_built_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
         OpenAIChatModel("gpt-5")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-test-000")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    assert OpenAIChatModel("gpt-5").provider == "openai"
+    assert OpenAIChatModel("gpt-5").scope == "openai"
 
 
 def test_repr_shows_model_and_scope_only() -> None:
     chat = model()
-    assert repr(chat) == "OpenAIChatModel(model_name='deepseek-reasoner', provider='deepseek')"
+    assert repr(chat) == "OpenAIChatModel(model_name='deepseek-reasoner', scope='deepseek')"
     assert "sk-" not in repr(chat)
 
 
@@ -241,7 +240,7 @@ def test_tool_choice_and_parallel_only_with_tools() -> None:
 def test_user_turns_send_results_then_text_and_arguments_go_back_exactly() -> None:
     history = [
         Message.user("q"),
-        assistant(call(1, '{"city":  "Paris" }'), call(2, {"city": "Lyon"}), provider="other"),
+        assistant(call(1, '{"city":  "Paris" }'), call(2, {"city": "Lyon"}), scope="other"),
         Message(
             role="user",
             parts=(
@@ -283,19 +282,17 @@ def test_user_turns_send_results_then_text_and_arguments_go_back_exactly() -> No
 # --- replay rules ----------------------------------------------------------------------------
 
 
-def two_turns(provider: str = "deepseek") -> list[Message]:
+def two_turns(scope: str = "deepseek") -> list[Message]:
     """Turn 1: a tool call then an answer; turn 2: an answer without tools; turn 3: a call."""
     return [
         Message.user("weather?"),
-        assistant(
-            ThinkingBlock.plain("t1"), TextPart(text="Checking."), call(1), provider=provider
-        ),
+        assistant(ThinkingBlock.plain("t1"), TextPart(text="Checking."), call(1), scope=scope),
         results("call_1"),
-        assistant(ThinkingBlock.plain("t2"), TextPart(text="Sunny."), provider=provider),
+        assistant(ThinkingBlock.plain("t2"), TextPart(text="Sunny."), scope=scope),
         Message.user("thanks"),
-        assistant(ThinkingBlock.plain("t3"), TextPart(text="Welcome."), provider=provider),
+        assistant(ThinkingBlock.plain("t3"), TextPart(text="Welcome."), scope=scope),
         Message.user("and Lyon?"),
-        assistant(ThinkingBlock.plain("t4"), call(2), provider=provider),
+        assistant(ThinkingBlock.plain("t4"), call(2), scope=scope),
         results("call_2"),
     ]
 
@@ -347,7 +344,7 @@ def test_other_scopes_reasoning_is_dropped_or_sent_as_text() -> None:
             ThinkingBlock.signed("secret plan", "SIG-anthropic"),
             TextPart(text="Hi."),
             call(1),
-            provider="anthropic",
+            scope="anthropic",
         ),
         results("call_1"),
     ]
@@ -363,9 +360,7 @@ def test_think_tags_go_back_inline() -> None:
     chat = model("minimax", "minimax-m2")
     history = [
         Message.user("q"),
-        assistant(
-            ThinkingBlock.plain("why"), TextPart(text="Checking."), call(1), provider="minimax"
-        ),
+        assistant(ThinkingBlock.plain("why"), TextPart(text="Checking."), call(1), scope="minimax"),
         results("call_1"),
     ]
     sent = chat.build_messages(history)
@@ -376,7 +371,7 @@ def test_think_tags_go_back_inline() -> None:
 def test_empty_assistant_turns_are_left_out() -> None:
     history = [
         Message.user("q"),
-        assistant(ThinkingBlock.signed("x", "sig"), provider="anthropic"),
+        assistant(ThinkingBlock.signed("x", "sig"), scope="anthropic"),
         Message.user("again"),
     ]
     assert model().build_messages(history) == [
@@ -428,7 +423,7 @@ def test_reasoning_first_then_text_then_calls() -> None:
         TextPart(text="Checking."),
         ToolCall(id="c1", name="get_weather", arguments='{"city":"Paris"}'),
     )
-    assert message.provider == "deepseek" and message.model == "deepseek-v4-flash"
+    assert message.scope == "deepseek" and message.model == "deepseek-v4-flash"
     assert message.id == "cmpl-1"
     assert message.finish_reason == "tool_call"
     assert message.provider_details == {"finish_reason": "tool_calls"}
@@ -659,7 +654,7 @@ async def test_a_stream_without_finish_reason_is_interrupted() -> None:
     assert partial is not None
     assert partial.parts[0] == ThinkingBlock.plain("I need the tool.")
     assert partial.parts[-1] == ToolCall(id="c1", name="get_weather", arguments='{"city":')
-    assert info.value.retryable and info.value.provider == "deepseek"
+    assert info.value.retryable and info.value.scope == "deepseek"
 
 
 def request_of() -> httpx2.Request:
@@ -721,7 +716,7 @@ async def test_status_errors(status: int, retryable: bool) -> None:
         f"failed {status}",
         "some_error",
     )
-    assert error.provider == "deepseek" and error.__cause__ is exc
+    assert error.scope == "deepseek" and error.__cause__ is exc
 
 
 async def test_tools_with_reasoning_effort_rejected_says_so() -> None:

@@ -7,11 +7,10 @@ import os
 
 import pytest
 
+from tests.support.openai import get_weather, thinking
 from thinkagent import Agent, dump_messages, load_messages
 from thinkagent.providers.openai import OpenAIChatModel
 from thinkagent.providers.openai_responses import OpenAIResponsesModel
-
-from .helpers import get_weather, thinking
 
 pytestmark = pytest.mark.live
 
@@ -47,7 +46,7 @@ async def test_responses_tool_loop_replays_encrypted_reasoning(streamed: bool) -
 @needs_openai
 async def test_openai_chat_reports_reasoning_tokens() -> None:
     model = OpenAIChatModel(OPENAI_MODEL, reasoning_effort="low")
-    assert model.provider == "openai"
+    assert model.scope == "openai"
     result = await Agent(model, tools=[get_weather]).run(QUESTION)
     assert result.output and result.usage.thinking_tokens > 0
     assert thinking(result.messages) == []

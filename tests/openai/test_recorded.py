@@ -6,15 +6,15 @@ response streamed gives the same message."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from openai._models import construct_type
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response
 
+from tests.support.openai import FakeClient, FakeStream, response_events, stream_events
+from tests.support.recorded import interactions
 from thinkagent import (
     Message,
     ModelRequest,
@@ -30,15 +30,6 @@ from thinkagent import (
 )
 from thinkagent.providers.openai import OpenAIChatModel
 from thinkagent.providers.openai_responses import OpenAIResponsesModel
-
-from .helpers import FakeClient, FakeStream, response_events, stream_events
-
-RECORDED = Path(__file__).parent / "recorded"
-
-
-def interactions(name: str) -> list[dict[str, Any]]:
-    return yaml.safe_load((RECORDED / name).read_text())["interactions"]
-
 
 DEEPSEEK = interactions("test_deepseek_deferred_capability_with_thinking.yaml")
 RESPONSES = interactions("test_openai_responses_thinking_with_tool_calls.yaml")
@@ -67,7 +58,7 @@ def test_deepseek_responses_parse_exactly() -> None:
     for n, interaction in enumerate(DEEPSEEK):
         recorded = interaction["response"]["parsed_body"]["choices"][0]["message"]
         message = deepseek_message(n)
-        assert message.provider == "deepseek"
+        assert message.scope == "deepseek"
         (block,) = message.thinking
         assert block == ThinkingBlock.plain(recorded["reasoning_content"])
         assert message.text == recorded["content"]

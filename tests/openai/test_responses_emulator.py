@@ -11,6 +11,15 @@ from typing import Any
 import openai
 import pytest
 
+from tests.support.openai import (
+    QUESTION,
+    TOOLS,
+    bodies,
+    contains,
+    get_weather,
+    thinking,
+    without_ids,
+)
 from thinkagent import (
     Agent,
     Message,
@@ -25,8 +34,6 @@ from thinkagent import (
 )
 from thinkagent.emulator import Emulator, Fault
 from thinkagent.providers.openai_responses import OpenAIResponsesModel
-
-from .helpers import QUESTION, TOOLS, bodies, contains, get_weather, thinking, without_ids
 
 API = "openai-responses"
 
@@ -88,7 +95,7 @@ async def test_three_turn_tool_loop_streamed_and_not(emu: Emulator, azure: bool)
     assert "sunny in Paris" in result.output
     replies = [m for m in messages if m.role == "assistant"]
     scope = "azure-responses" if azure else local_scope(emu)
-    assert all(m.provider == scope for m in replies)
+    assert all(m.scope == scope for m in replies)
     blocks = thinking(replies)
     assert len(blocks) == 3
     assert all(b.id and b.id.startswith("rs_") and b.text and b.signature for b in blocks)
@@ -120,7 +127,7 @@ async def test_a_tampered_encrypted_content_is_refused(emu: Emulator) -> None:
         await agent.run(None, history=load_messages(json.dumps(data)))
     error = info.value
     assert error.status == 400 and not error.retryable
-    assert "could not be verified" in error.message and error.provider == local_scope(emu)
+    assert "could not be verified" in error.message and error.scope == local_scope(emu)
     assert isinstance(error.__cause__, openai.BadRequestError)
 
 
@@ -184,7 +191,7 @@ async def test_other_scopes_send_no_proofs(emu: Emulator) -> None:
         Message(
             role="assistant",
             parts=(ThinkingBlock.plain("greet them"), TextPart(text="Hello!")),
-            provider="deepseek",
+            scope="deepseek",
         ),
         Message.user("Thanks."),
         Message(
@@ -193,7 +200,7 @@ async def test_other_scopes_send_no_proofs(emu: Emulator) -> None:
                 ThinkingBlock.signed("be polite", "EsigANTHROPIC" * 20),
                 TextPart(text="Welcome."),
             ),
-            provider="anthropic",
+            scope="anthropic",
         ),
     ]
     responses = make_model(emu)

@@ -11,6 +11,7 @@ import openai
 import pytest
 from openai.types.responses import Response
 
+from tests.support.openai import FakeClient, FakeStream, response_events, stream_events
 from thinkagent import (
     ConfigurationError,
     Message,
@@ -38,8 +39,6 @@ from thinkagent.providers.openai_responses import (
     output_parts,
     responses_scope,
 )
-
-from .helpers import FakeClient, FakeStream, response_events, stream_events
 
 WEATHER = ToolDefinition(
     name="get_weather",
@@ -143,7 +142,7 @@ def test_output_items_become_parts_in_order() -> None:
         arguments='{"city": "Paris"}',
         provider_details={"item_id": "fc_1", "reasoning_id": "rs_1"},
     )
-    assert message.provider == SCOPE and message.model == "gpt-5" and message.id == "resp_1"
+    assert message.scope == SCOPE and message.model == "gpt-5" and message.id == "resp_1"
     assert message.finish_reason == "tool_call" and message.provider_details == {
         "finish_reason": "completed"
     }
@@ -239,7 +238,7 @@ def turn(*items: dict[str, Any]) -> Message:
     return Message(
         role="assistant",
         parts=tuple(output_parts(Response.model_validate(response(*items)).output)),
-        provider=SCOPE,
+        scope=SCOPE,
         model="gpt-5",
     )
 
@@ -364,9 +363,9 @@ def test_other_scopes_send_text_and_calls_without_proofs_or_ids() -> None:
                 provider_details={"item_id": "x"},
             ),
         ),
-        provider="anthropic",
+        scope="anthropic",
     )
-    azure_turn = turn(reasoning_item(), call_item()).model_copy(update={"provider": AZURE_SCOPE})
+    azure_turn = turn(reasoning_item(), call_item()).model_copy(update={"scope": AZURE_SCOPE})
     history = [
         Message.user("q"),
         foreign,
@@ -485,13 +484,13 @@ def test_invalid_settings() -> None:
 
 
 def test_scopes() -> None:
-    assert model().provider == SCOPE == "openai-responses"
+    assert model().scope == SCOPE == "openai-responses"
     azure = openai.AsyncAzureOpenAI(
         api_key="k", api_version="2025-04-01-preview", azure_endpoint="https://x.openai.azure.com"
     )
-    assert OpenAIResponsesModel("dep", client=azure).provider == AZURE_SCOPE == "azure-responses"
-    assert model(scope="my-vllm").provider == "my-vllm"
-    assert repr(model()) == "OpenAIResponsesModel(model_name='gpt-5', provider='openai-responses')"
+    assert OpenAIResponsesModel("dep", client=azure).scope == AZURE_SCOPE == "azure-responses"
+    assert model(scope="my-vllm").scope == "my-vllm"
+    assert repr(model()) == "OpenAIResponsesModel(model_name='gpt-5', scope='openai-responses')"
 
 
 @pytest.mark.parametrize(
@@ -511,15 +510,15 @@ def test_scopes() -> None:
 )
 def test_the_scope_comes_from_the_base_url_host(base_url: str, scope: str) -> None:
     client = openai.AsyncOpenAI(api_key="k", base_url=base_url)
-    assert OpenAIResponsesModel("gpt-5", client=client).provider == scope
+    assert OpenAIResponsesModel("gpt-5", client=client).scope == scope
     assert responses_scope(client) == scope
-    assert OpenAIResponsesModel("gpt-5", client=client, scope="mine").provider == "mine"
+    assert OpenAIResponsesModel("gpt-5", client=client, scope="mine").scope == "mine"
 
 
 def test_a_plain_client_elsewhere_does_not_get_openais_reasoning() -> None:
     """Encrypted reasoning from api.openai.com is foreign to a local server (and the reverse)."""
     openai_turn = parse(response(reasoning_item(), call_item()))
-    assert openai_turn.provider == "openai-responses"
+    assert openai_turn.scope == "openai-responses"
     local = OpenAIResponsesModel(
         "gpt-5",
         client=openai.AsyncOpenAI(api_key="k", base_url="http://localhost:8000/v1"),

@@ -38,7 +38,7 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429})
 
 
 class ModelInfo(Generic[ClientT]):
-    """`model_name`, `provider`, `client` and the repr of a model class (from `_model_name`,
+    """`model_name`, `scope`, `client` and the repr of a model class (from `_model_name`,
     `_scope` and `_client`, which the class sets)."""
 
     _model_name: str
@@ -50,9 +50,8 @@ class ModelInfo(Generic[ClientT]):
         return self._model_name
 
     @property
-    def provider(self) -> str:
-        """The provider scope this model's messages are tagged with (their proofs are valid
-        only there)."""
+    def scope(self) -> str:
+        """The replay identity of this model's messages (their proofs are valid only there)."""
         return self._scope
 
     @property
@@ -61,7 +60,7 @@ class ModelInfo(Generic[ClientT]):
         return self._client
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model_name={self._model_name!r}, provider={self._scope!r})"
+        return f"{type(self).__name__}(model_name={self._model_name!r}, scope={self._scope!r})"
 
 
 def check_foreign_reasoning(policy: str) -> None:
@@ -155,22 +154,22 @@ def retryable_status(status: int | None, statuses: Container[int] = RETRYABLE_ST
     return status is not None and (status in statuses or status >= 500)
 
 
-def connection_error(message: str, *, provider: str, timeout: bool) -> ProviderError:
+def connection_error(message: str, *, scope: str, timeout: bool) -> ProviderError:
     """The retryable `ProviderError` for a request that got no response: a timeout, or a
     connection that failed."""
     return ProviderError(
         message,
-        provider=provider,
+        scope=scope,
         retryable=True,
         error_type="timeout" if timeout else "connection_error",
     )
 
 
 def interrupted(
-    reason: str, assembler: MessageAssembler, *, provider: str, model: str
+    reason: str, assembler: MessageAssembler, *, scope: str, model: str
 ) -> StreamInterrupted:
     """`StreamInterrupted` for a stream that ended before its terminal event, with what had
     arrived (the block being built left unsigned)."""
     return StreamInterrupted(
-        reason, provider=provider, partial=assembler.partial(provider=provider, model=model)
+        reason, scope=scope, partial=assembler.partial(scope=scope, model=model)
     )

@@ -172,7 +172,7 @@ def provider_error(
     """
     if isinstance(exc, openai.APIConnectionError):
         timeout = isinstance(exc, openai.APITimeoutError)
-        return connection_error(redact(exc.message, secrets), provider=scope, timeout=timeout)
+        return connection_error(redact(exc.message, secrets), scope=scope, timeout=timeout)
     if isinstance(exc, openai.APIError):
         status: int | None = getattr(exc, "status_code", None)
         if status == 200:  # an error event inside a stream that had started
@@ -184,12 +184,12 @@ def provider_error(
         ) or retryable_status(status)
         return ProviderError(
             redact(message, secrets),
-            provider=scope,
+            scope=scope,
             status=status,
             retryable=retryable,
             error_type=error_type,
         )
-    return ProviderError(redact(str(exc), secrets), provider=scope, error_type=type(exc).__name__)
+    return ProviderError(redact(str(exc), secrets), scope=scope, error_type=type(exc).__name__)
 
 
 def stream_error(
@@ -208,7 +208,7 @@ def stream_error(
     return interrupted(
         f"the stream broke before {terminal}: {type(exc).__name__}",
         assembler,
-        provider=scope,
+        scope=scope,
         model=model,
     )
 

@@ -187,7 +187,7 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             Message(
                 role="assistant",
                 parts=tuple(parts),
-                provider=SCOPE,
+                scope=SCOPE,
                 model=message.model or self._model_name,
                 id=message.id,
                 usage=token_usage(
@@ -293,16 +293,16 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             raise interrupted(
                 f"the stream broke before message_stop: {exc}",
                 assembler,
-                provider=SCOPE,
+                scope=SCOPE,
                 model=model,
             ) from exc
         if not finished:
             raise interrupted(
-                "the stream ended before message_stop", assembler, provider=SCOPE, model=model
+                "the stream ended before message_stop", assembler, scope=SCOPE, model=model
             )
         yield ModelResponse(
             assembler.message(
-                provider=SCOPE,
+                scope=SCOPE,
                 model=model,
                 usage=_stream_usage(start_usage, end_usage),
                 finish_reason=finish_reason(stop_reason),
@@ -386,12 +386,12 @@ def provider_error(exc: anthropic.APIError) -> ProviderError:
             status = None
         retryable = error_type in _RETRYABLE_TYPES or retryable_status(status)
         return ProviderError(
-            message, provider=SCOPE, status=status, retryable=retryable, error_type=error_type
+            message, scope=SCOPE, status=status, retryable=retryable, error_type=error_type
         )
     if isinstance(exc, anthropic.APIConnectionError):
         timeout = isinstance(exc, anthropic.APITimeoutError)
-        return connection_error(exc.message, provider=SCOPE, timeout=timeout)
-    return ProviderError(exc.message, provider=SCOPE, error_type=type(exc).__name__)
+        return connection_error(exc.message, scope=SCOPE, timeout=timeout)
+    return ProviderError(exc.message, scope=SCOPE, error_type=type(exc).__name__)
 
 
 def _raise_client_error(exc: Exception) -> NoReturn:

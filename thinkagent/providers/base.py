@@ -87,8 +87,8 @@ class Model(Protocol):
     def model_name(self) -> str: ...
 
     @property
-    def provider(self) -> str:
-        """The provider scope this model's messages are tagged with."""
+    def scope(self) -> str:
+        """The replay identity of this model's messages: their proofs go back only here."""
         ...
 
     async def request(self, request: ModelRequest) -> ModelResponse: ...

@@ -257,7 +257,7 @@ class BedrockModel(ClaudeModel[Any]):
             Message(
                 role="assistant",
                 parts=tuple(parts),
-                provider=SCOPE,
+                scope=SCOPE,
                 model=self._model_name,
                 usage=_usage(response.get("usage")),
                 finish_reason=finish_reason(stop_reason),
@@ -310,7 +310,7 @@ class BedrockModel(ClaudeModel[Any]):
                     raise interrupted(
                         f"the stream broke before messageStop: {failure}",
                         assembler,
-                        provider=SCOPE,
+                        scope=SCOPE,
                         model=self._model_name,
                     ) from failure
                 if "contentBlockDelta" in event:
@@ -361,12 +361,12 @@ class BedrockModel(ClaudeModel[Any]):
             raise interrupted(
                 "the stream ended before messageStop and metadata",
                 assembler,
-                provider=SCOPE,
+                scope=SCOPE,
                 model=self._model_name,
             )
         yield ModelResponse(
             assembler.message(
-                provider=SCOPE,
+                scope=SCOPE,
                 model=self._model_name,
                 usage=_usage(usage),
                 finish_reason=finish_reason(stop_reason),
@@ -707,7 +707,7 @@ def _block(part: Part) -> dict[str, Any]:
 
 def _bad_payload(messages: Sequence[Message]) -> HistoryError:
     for i, message in enumerate(messages):
-        if message.provider != SCOPE:
+        if message.scope != SCOPE:
             continue
         for j, part in enumerate(message.parts):
             if isinstance(part, ThinkingBlock) and part.redacted is not None:
@@ -763,7 +763,7 @@ def _usage(usage: Mapping[str, Any] | None) -> Usage:
 
 def _timeout(settings: ModelSettings) -> ProviderError:
     return connection_error(
-        f"no response within the {settings.get('timeout')} s timeout", provider=SCOPE, timeout=True
+        f"no response within the {settings.get('timeout')} s timeout", scope=SCOPE, timeout=True
     )
 
 
@@ -790,7 +790,7 @@ def _translate(exc: BaseException) -> BaseException:
             status
         )
         return ProviderError(
-            message, provider=SCOPE, status=status, retryable=retryable, error_type=code
+            message, scope=SCOPE, status=status, retryable=retryable, error_type=code
         )
     if isinstance(exc, _ParamValidationError):
         return ConfigurationError(f"Bedrock refused the request parameters: {exc}")
@@ -800,7 +800,5 @@ def _translate(exc: BaseException) -> BaseException:
             "AWS_PROFILE), or pass client=boto3.client('bedrock-runtime', ...)"
         )
     if isinstance(exc, _BotoCoreError):  # connection failures and timeouts, after retries
-        return ProviderError(
-            str(exc), provider=SCOPE, retryable=True, error_type=type(exc).__name__
-        )
+        return ProviderError(str(exc), scope=SCOPE, retryable=True, error_type=type(exc).__name__)
     return exc

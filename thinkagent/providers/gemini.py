@@ -217,8 +217,8 @@ class GeminiModel(ModelInfo[genai.Client]):
         if own is not None:  # another generation's signatures are foreign here (ADR 16)
             messages = [
                 m
-                if m.role != "assistant" or m.provider != scope or _same_generation(m.model, own)
-                else m.model_copy(update={"provider": f"{scope}:{m.model}"})
+                if m.role != "assistant" or m.scope != scope or _same_generation(m.model, own)
+                else m.model_copy(update={"scope": f"{scope}:{m.model}"})
                 for m in messages
             ]
         scoped = for_scope(messages, scope, foreign_reasoning=self.foreign_reasoning)
@@ -248,7 +248,7 @@ class GeminiModel(ModelInfo[genai.Client]):
                 if (
                     content is not None
                     and index > current
-                    and message.provider != scope
+                    and message.scope != scope
                     and self.missing_signature == "skip_validator"
                 ):
                     content = _with_skip_signature(content)
@@ -337,7 +337,7 @@ class GeminiModel(ModelInfo[genai.Client]):
         except _MALFORMED as exc:
             raise ProviderError(
                 f"the response body is not valid JSON: {exc}",
-                provider=self._scope,
+                scope=self._scope,
                 retryable=True,
                 error_type="malformed_response",
             ) from exc
@@ -378,7 +378,7 @@ class GeminiModel(ModelInfo[genai.Client]):
             Message(
                 role="assistant",
                 parts=tuple(parts),
-                provider=scope,
+                scope=scope,
                 model=self._model_name,
                 id=response_id,
                 usage=_usage(response.usage_metadata),
@@ -470,7 +470,7 @@ class GeminiModel(ModelInfo[genai.Client]):
             raise interrupted(
                 f"the stream broke before its finish reason: {type(exc).__name__}: {exc}",
                 assembler,
-                provider=scope,
+                scope=scope,
                 model=self._model_name,
             ) from exc
         finally:  # left early (or failed): release the connection now, not at collection
@@ -482,7 +482,7 @@ class GeminiModel(ModelInfo[genai.Client]):
             raise interrupted(
                 "the stream ended without a finish reason",
                 assembler,
-                provider=scope,
+                scope=scope,
                 model=self._model_name,
             )
         normalised = finish_reason(raw_finish, tool_calls=has_calls)
@@ -490,7 +490,7 @@ class GeminiModel(ModelInfo[genai.Client]):
             normalised = "content_filter"
         yield ModelResponse(
             assembler.message(
-                provider=scope,
+                scope=scope,
                 model=self._model_name,
                 usage=_usage(usage_metadata),
                 finish_reason=normalised,
@@ -696,7 +696,7 @@ def provider_error(exc: genai_errors.APIError, scope: str) -> ProviderError:
     retryable = retryable_status(status, _RETRYABLE_STATUSES)
     return ProviderError(
         message,
-        provider=scope,
+        scope=scope,
         status=status,
         retryable=retryable,
         error_type=exc.status if isinstance(exc.status, str) else None,
@@ -707,6 +707,6 @@ def _transport_error(exc: BaseException, scope: str) -> ProviderError:
     timeout = isinstance(exc, (TimeoutError, httpx2.TimeoutException))
     return connection_error(
         f"{'timeout' if timeout else 'connection error'}: {type(exc).__name__}: {exc}",
-        provider=scope,
+        scope=scope,
         timeout=timeout,
     )

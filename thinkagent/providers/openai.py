@@ -410,8 +410,8 @@ class OpenAIChatModel(ModelInfo[openai.AsyncOpenAI]):
         reasoning goes back only where the dialect's `replay` rule asks, in its field (or
         inline between its tags), and only when it was recorded: nothing is invented.
         """
-        sent = for_scope(messages, self.provider, foreign_reasoning=self.foreign_reasoning)
-        replay = _replayed(sent, self._dialect.replay, self.provider)
+        sent = for_scope(messages, self.scope, foreign_reasoning=self.foreign_reasoning)
+        replay = _replayed(sent, self._dialect.replay, self.scope)
         field = None if self._tags is not None else (self._fields or ("reasoning_content",))[0]
         out: list[dict[str, Any]] = []
         for i, message in enumerate(sent):
@@ -479,7 +479,7 @@ class OpenAIChatModel(ModelInfo[openai.AsyncOpenAI]):
         at reasoning tags for `think_tags`), then the tool calls; usage and finish reason."""
         if not completion.choices:
             raise ProviderError(
-                "the response has no choices", provider=self.provider, error_type="no_choices"
+                "the response has no choices", scope=self.scope, error_type="no_choices"
             )
         choice = completion.choices[0]
         message = choice.message
@@ -503,7 +503,7 @@ class OpenAIChatModel(ModelInfo[openai.AsyncOpenAI]):
             Message(
                 role="assistant",
                 parts=tuple(parts),
-                provider=self.provider,
+                scope=self.scope,
                 model=completion.model or self._model_name,
                 id=completion.id,
                 usage=_usage(completion.usage),
@@ -532,7 +532,7 @@ class OpenAIChatModel(ModelInfo[openai.AsyncOpenAI]):
         params = self.build_request(request)
         params["stream"] = True
         params["stream_options"] = {"include_usage": True}
-        scope = self.provider
+        scope = self.scope
         try:
             chunks = cast(
                 "openai.AsyncStream[ChatCompletionChunk]",
@@ -650,11 +650,11 @@ class OpenAIChatModel(ModelInfo[openai.AsyncOpenAI]):
                 yield piece
         if raw_finish is None:
             raise interrupted(
-                "the stream ended without a finish_reason", assembler, provider=scope, model=model
+                "the stream ended without a finish_reason", assembler, scope=scope, model=model
             )
         yield ModelResponse(
             assembler.message(
-                provider=scope,
+                scope=scope,
                 model=model,
                 usage=_usage(usage),
                 finish_reason=finish_reason(raw_finish),
@@ -666,7 +666,7 @@ class OpenAIChatModel(ModelInfo[openai.AsyncOpenAI]):
     # --- errors -----------------------------------------------------------------------------
 
     def _error(self, exc: openai.OpenAIError, params: Mapping[str, Any]) -> ProviderError:
-        error = provider_error(exc, scope=self.provider, secrets=self._secrets)
+        error = provider_error(exc, scope=self.scope, secrets=self._secrets)
         text = error.message.lower()
         if (
             error.status == 400
@@ -683,7 +683,7 @@ class OpenAIChatModel(ModelInfo[openai.AsyncOpenAI]):
             add_hint(
                 error,
                 f"Hint: this endpoint wants reasoning_content back on assistant turns, which "
-                f"dialect {self.provider!r} never sends: use dialect='deepseek' (or a "
+                f"dialect {self.scope!r} never sends: use dialect='deepseek' (or a "
                 "ChatDialect with replay='tool_turns').",
             )
         return error
@@ -699,7 +699,7 @@ def _replayed(messages: Sequence[Message], rule: ReplayRule, scope: str) -> set[
     own = [
         i
         for i, m in enumerate(messages)
-        if m.role == "assistant" and m.provider == scope and m.thinking
+        if m.role == "assistant" and m.scope == scope and m.thinking
     ]
     if rule == "always" or not own:
         return set(own)

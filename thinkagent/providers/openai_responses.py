@@ -267,7 +267,7 @@ class OpenAIResponsesModel(ModelInfo[openai.AsyncOpenAI]):
         return Message(
             role="assistant",
             parts=tuple(parts),
-            provider=self._scope,
+            scope=self._scope,
             model=response.model or self._model_name,
             id=response.id,
             usage=_usage(response.usage),
@@ -285,7 +285,7 @@ class OpenAIResponsesModel(ModelInfo[openai.AsyncOpenAI]):
         """The `ProviderError` for a failed response or an `error` event in the stream."""
         return ProviderError(
             redact(message, self._secrets),
-            provider=self._scope,
+            scope=self._scope,
             retryable=code in ("server_error", "rate_limit_exceeded"),
             error_type=code,
         )
@@ -441,7 +441,7 @@ class OpenAIResponsesModel(ModelInfo[openai.AsyncOpenAI]):
             raise interrupted(
                 "the stream ended before response.completed",
                 assembler,
-                provider=scope,
+                scope=scope,
                 model=model,
             )
         items = [done[i] for i in sorted(done)] if done else list(final.output)
@@ -539,7 +539,7 @@ def input_items(
     for message in for_scope(messages, scope, foreign_reasoning=foreign_reasoning):
         if message.role == "user":
             out += user_items(message, _call_output, "input_text")
-        elif message.provider == scope:
+        elif message.scope == scope:
             out.extend(_native_items(message.parts, store=store))
         else:
             out.extend(_foreign_items(message.parts))

@@ -1,0 +1,1 @@
+"""What the test suite shares: the recorded exchanges, client fixtures, and per-family helpers."""
