@@ -198,17 +198,25 @@ def trim_history(max_messages: int) -> Callable[[list[Message]], list[Message]]:
 
 
 def for_scope(
-    messages: Sequence[Message], scope: str, *, foreign_reasoning: ForeignReasoning = "drop"
+    messages: Sequence[Message],
+    scope: str,
+    *,
+    foreign_reasoning: ForeignReasoning = "drop",
+    readable: Callable[[Message], bool] | None = None,
 ) -> list[Message]:
     """The messages a translator for `scope` may replay natively.
 
     Assistant messages produced by `scope` are returned untouched. From any other scope (or of
     unknown provenance) thinking is dropped, or sent as plain text with `foreign_reasoning="text"`,
     and signatures on text parts and tool calls are removed: a signature is meaningless, and
-    rejected, anywhere but where it was issued.
+    rejected, anywhere but where it was issued. `readable`, when given, is the scope's further
+    rule for its own messages: one it rejects is treated as foreign (Gemini: a signature is only
+    valid for models of the generation that issued it).
     """
     return [
-        m if m.role != "assistant" or m.scope == scope else _strip_proofs(m, foreign_reasoning)
+        m
+        if m.role != "assistant" or (m.scope == scope and (readable is None or readable(m)))
+        else _strip_proofs(m, foreign_reasoning)
         for m in messages
     ]
 

@@ -1,5 +1,5 @@
-"""What every adapter shares: the model's identity, settings plumbing, checks, and the errors
-for a failed request or a broken stream.
+"""What every adapter shares: its base class (identity and options), settings plumbing, checks,
+and the errors for a failed request or a broken stream.
 
 Provider-neutral: no vendor SDK is imported here.
 """
@@ -11,12 +11,14 @@ from collections.abc import Container, Mapping, Sequence
 from typing import Any, Generic, TypeVar, cast
 
 from ..errors import ConfigurationError, ProviderError, StreamInterrupted
+from ..history import ForeignReasoning
 from ..messages import ToolCall
 from ..stream import MessageAssembler
 from .base import ModelSettings, ToolDefinition
 
 __all__ = [
     "RETRYABLE_STATUSES",
+    "AdapterBase",
     "ClientT",
     "ModelInfo",
     "arguments_json",
@@ -32,18 +34,36 @@ __all__ = [
 ]
 
 ClientT = TypeVar("ClientT")
+ThinkingT = TypeVar("ThinkingT")
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 """HTTP statuses (besides 5xx) after which the same request may succeed."""
 
 
-class ModelInfo(Generic[ClientT]):
-    """`model_name`, `scope`, `client` and the repr of a model class (from `_model_name`,
-    `_scope` and `_client`, which the class sets)."""
+class AdapterBase(Generic[ClientT, ThinkingT]):
+    """The identity and options every adapter has, read-only: `model_name`, `scope`, `client`,
+    `thinking` (the family's config object, or None for the model's default),
+    `foreign_reasoning` and the default `settings`; and a repr that never shows the client.
 
-    _model_name: str
-    _scope: str
-    _client: ClientT
+    Subclasses check their own options first, then call `__init__` (ADR 29)."""
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        client: ClientT,
+        scope: str,
+        thinking: ThinkingT | None,
+        foreign_reasoning: ForeignReasoning,
+        settings: ModelSettings | None,
+    ) -> None:
+        check_foreign_reasoning(foreign_reasoning)
+        self._model_name = model_name
+        self._client = client
+        self._scope = scope
+        self._thinking = thinking
+        self._foreign_reasoning: ForeignReasoning = foreign_reasoning
+        self._settings: ModelSettings = settings or {}
 
     @property
     def model_name(self) -> str:
@@ -57,6 +77,44 @@ class ModelInfo(Generic[ClientT]):
     @property
     def client(self) -> ClientT:
         """The official SDK client this model sends with."""
+        return self._client
+
+    @property
+    def thinking(self) -> ThinkingT | None:
+        """The thinking configuration (None: the model's default)."""
+        return self._thinking
+
+    @property
+    def foreign_reasoning(self) -> ForeignReasoning:
+        """What happens to reasoning this scope cannot replay natively: dropped or sent as text."""
+        return self._foreign_reasoning
+
+    @property
+    def settings(self) -> ModelSettings:
+        """Default settings, under each request's own."""
+        return self._settings
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model_name={self._model_name!r}, scope={self._scope!r})"
+
+
+class ModelInfo(Generic[ClientT]):
+    """Transitional: the identity block of adapters not yet on `AdapterBase` (ADR 29)."""
+
+    _model_name: str
+    _scope: str
+    _client: ClientT
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def scope(self) -> str:
+        return self._scope
+
+    @property
+    def client(self) -> ClientT:
         return self._client
 
     def __repr__(self) -> str:
