@@ -26,7 +26,7 @@ from .errors import (
     UsageLimitExceeded,
 )
 from .history import HistoryProcessor, validate_history
-from .messages import Message, ToolCall, ToolResult, Usage
+from .messages import Message, ToolCall, ToolResult, Usage, valid_unicode
 from .providers.base import Model, ModelRequest, ModelResponse, ModelSettings
 from .stream import ModelDelta, ToolResultEvent
 from .tools import DEFAULT_MAX_RETRIES, Tool, ToolFunction, describe_failure
@@ -107,6 +107,10 @@ class Agent:
     ) -> None:
         if max_turns < 1:
             raise ConfigurationError("max_turns must be at least 1")
+        if instructions is not None and not valid_unicode(instructions):
+            raise ConfigurationError(
+                "the instructions are not valid Unicode (a lone surrogate): they cannot be sent"
+            )
         self.model = model
         self.instructions = instructions
         self.max_turns = max_turns
@@ -206,9 +210,12 @@ class Agent:
             exc.with_evidence(state.messages, state.usage)
             raise
         except asyncio.CancelledError as exc:
-            if isinstance(exc, RunCancelled):
-                raise
-            raise RunCancelled(state.messages, state.usage) from exc
+            # Re-raise asyncio's own error, unchanged (asyncio.timeout on 3.11/3.12 checks its
+            # exact type); the evidence rides along as its cause (ADR 3).
+            evidence = RunCancelled(state.messages, state.usage)
+            evidence.__cause__ = exc.__cause__
+            exc.__cause__ = evidence
+            raise
 
     def _start(self, prompt: str | None, state: _RunState) -> list[ToolCall]:
         """Validate the history and work out where the run begins; returns calls to run first."""
@@ -219,6 +226,11 @@ class Agent:
         if prompt is not None:
             if not prompt.strip():
                 raise HistoryError("the prompt is empty", message_index=len(history))
+            if not valid_unicode(prompt):
+                raise HistoryError(
+                    "the prompt is not valid Unicode (a lone surrogate): it cannot be sent",
+                    message_index=len(history),
+                )
             if unanswered:
                 raise HistoryError(
                     "the history ends with tool calls that have no results; continue it with "
@@ -266,15 +278,20 @@ class Agent:
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
         state.new_messages.append(Message(role="user", parts=tuple(results)))
+        # Retries count model turns, not calls: three bad parallel calls to one tool are one
+        # failed turn, and the model gets its turn to correct them.
+        last_error: dict[str, ToolResult] = {}
         for result in results:
-            if not result.is_error:
-                state.failures.pop(result.name, None)
-                continue
-            failures = state.failures[result.name] = state.failures.get(result.name, 0) + 1
-            tool = self.tools.get(result.name)
+            if result.is_error:
+                last_error[result.name] = result
+        for name in {result.name for result in results} - last_error.keys():
+            state.failures.pop(name, None)
+        for name, result in last_error.items():
+            failures = state.failures[name] = state.failures.get(name, 0) + 1
+            tool = self.tools.get(name)
             max_retries = tool.max_retries if tool is not None else DEFAULT_MAX_RETRIES
             if failures > max_retries:
-                raise ToolRetriesExceeded(result.name, max_retries, result.content_text())
+                raise ToolRetriesExceeded(name, max_retries, result.content_text())
         return results
 
     async def _call_tool(self, call: ToolCall) -> ToolResult:

@@ -6,7 +6,6 @@ can be persisted and resumed with `Agent.run(None, history=error.messages)`.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -116,11 +115,13 @@ class ToolError(ThinkAgentError):
 
 
 class ToolRetriesExceeded(ToolError):
-    """A tool failed more times in a row than its `max_retries` allows."""
+    """A tool failed in more model turns in a row than its `max_retries` allows (failed parallel
+    calls of one turn count once: the model corrects them together)."""
 
     def __init__(self, tool_name: str, max_retries: int, last_error: str) -> None:
         super().__init__(
-            f"tool {tool_name!r} failed {max_retries + 1} times in a row; last error: {last_error}"
+            f"tool {tool_name!r} failed in {max_retries + 1} model turns in a row; "
+            f"last error: {last_error}"
         )
         self.tool_name = tool_name
         self.last_error = last_error
@@ -134,11 +135,15 @@ class MaxTurnsExceeded(UsageLimitExceeded):
     """The model asked for tools again after the run's `max_turns` model requests."""
 
 
-class RunCancelled(asyncio.CancelledError):
-    """A run was cancelled; carries its evidence like the other run errors.
+class RunCancelled(ThinkAgentError):
+    """The evidence of a run that was cancelled (`messages`, `usage`).
 
-    A subclass of `asyncio.CancelledError`, so cancellation propagates as asyncio expects
-    (it is deliberately not a `ThinkAgentError`: `except Exception` must not swallow it).
+    It is never raised: cancelling a run propagates asyncio's own `CancelledError`, unchanged,
+    so `asyncio.timeout`, `asyncio.wait_for` and task groups behave exactly as they do for any
+    coroutine on every Python version. The run attaches this record as that error's
+    `__cause__`; `RunCancelled.find(exc)` gets it back from the `CancelledError`, from the
+    `TimeoutError` that `asyncio.timeout` or `wait_for` raised from it, or from the error an
+    `await` of the cancelled task raised.
     """
 
     def __init__(self, messages: Sequence[Message], usage: Usage) -> None:
@@ -146,8 +151,21 @@ class RunCancelled(asyncio.CancelledError):
         self.messages = list(messages)
         self.usage = usage
 
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (type(self), self.args, self.__dict__))
+    @classmethod
+    def find(cls, error: BaseException) -> RunCancelled | None:
+        """The evidence of the cancelled run nearest to `error` in its chain of causes, or None
+        (with nested runs, the outermost one: its evidence holds the inner run's as its cause)."""
+        seen: set[int] = set()
+        pending: list[BaseException] = [error]
+        while pending:
+            node = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, cls):
+                return node
+            pending += [e for e in (node.__context__, node.__cause__) if e is not None]
+        return None
 
 
 def _rebuild(

@@ -13,7 +13,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
 from .errors import HistoryError
-from .messages import Message, Part, TextPart, ThinkingBlock, ToolCall, ToolResult
+from .messages import (
+    Message,
+    Part,
+    TextPart,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+    valid_unicode,
+)
 
 __all__ = [
     "INTERRUPTED_RESULT",
@@ -64,6 +72,14 @@ def validate_history(messages: Sequence[Message]) -> None:
             answered = set()
         elif not message.parts:
             raise HistoryError("a user message needs at least one part", message_index=i)
+        else:
+            for j, part in enumerate(message.parts):
+                if isinstance(part, TextPart) and not valid_unicode(part.text):
+                    raise HistoryError(
+                        "text is not valid Unicode (a lone surrogate): it cannot be sent",
+                        message_index=i,
+                        part_index=j,
+                    )
         for j, part in enumerate(message.parts):
             _check_part(message, part, i, j, pending, answered)
         if pending and message.role == "user":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     AliasChoices,
@@ -18,10 +18,12 @@ from pydantic import (
     ConfigDict,
     Field,
     JsonValue,
+    NonNegativeInt,
     TypeAdapter,
     ValidationError,
     model_validator,
 )
+from pydantic_core import PydanticSerializationError
 
 from .errors import HistoryError
 
@@ -53,7 +55,8 @@ def _is_false(value: bool) -> bool:
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # NaN and infinities are not JSON: refused, so what is kept is what `dump_messages` writes.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class TextPart(_Frozen):
@@ -145,12 +148,16 @@ class ToolCall(_Frozen):
     provider_details: ProviderDetails | None = None
 
     def arguments_dict(self) -> dict[str, Any]:
-        """The arguments as a dict; raises `ValueError` when the JSON text is not an object."""
+        """The arguments as a dict; raises `ValueError` when the JSON text is not an object
+        (or is nested too deeply to parse: the text comes from a model, so it may be hostile)."""
         if isinstance(self.arguments, dict):
             return dict(self.arguments)
         if not self.arguments.strip():
             return {}
-        parsed = json.loads(self.arguments)
+        try:
+            parsed = json.loads(self.arguments)
+        except RecursionError:
+            raise ValueError("the JSON is nested too deeply to parse") from None
         if not isinstance(parsed, dict):
             raise ValueError(f"tool arguments must be a JSON object, got {self.arguments!r}")
         return dict(parsed)  # pyright: ignore[reportUnknownArgumentType]
@@ -180,12 +187,12 @@ Part = Annotated[TextPart | ThinkingBlock | ToolCall | ToolResult, Field(discrim
 class Usage(_Frozen):
     """Token counts. `output_tokens` includes `thinking_tokens` on every provider."""
 
-    input_tokens: int = 0
-    output_tokens: int = 0
-    thinking_tokens: int = Field(default=0, exclude_if=_is_zero)
-    cache_read_tokens: int = Field(default=0, exclude_if=_is_zero)
-    cache_write_tokens: int = Field(default=0, exclude_if=_is_zero)
-    requests: int = Field(default=0, exclude_if=_is_zero)
+    input_tokens: NonNegativeInt = 0
+    output_tokens: NonNegativeInt = 0
+    thinking_tokens: NonNegativeInt = Field(default=0, exclude_if=_is_zero)
+    cache_read_tokens: NonNegativeInt = Field(default=0, exclude_if=_is_zero)
+    cache_write_tokens: NonNegativeInt = Field(default=0, exclude_if=_is_zero)
+    requests: NonNegativeInt = Field(default=0, exclude_if=_is_zero)
 
     @property
     def total_tokens(self) -> int:
@@ -213,7 +220,9 @@ class Message(_Frozen):
     under its original key, `"provider"`, so histories persisted before the rename still load.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", serialize_by_alias=True)
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", allow_inf_nan=False, serialize_by_alias=True
+    )
 
     role: Literal["user", "assistant"]
     parts: tuple[Part, ...]
@@ -264,19 +273,102 @@ def dump_messages(messages: Sequence[Message]) -> str:
     """Serialise a history to JSON, keeping every signature and payload byte for byte.
 
     The format is additive: keys that do not apply (no thinking, no signature) are left out.
+    Raises `HistoryError` naming the message and part whose text is not valid Unicode (a lone
+    surrogate), which no JSON file can hold.
     """
-    return _MESSAGES.dump_json(list(messages), exclude_none=True).decode()
+    try:
+        return _MESSAGES.dump_json(list(messages), exclude_none=True).decode()
+    except PydanticSerializationError as exc:
+        for i, message in enumerate(messages):
+            for j, part in enumerate(message.parts):
+                if not _encodable(part):
+                    raise HistoryError(
+                        "text is not valid Unicode (a lone surrogate): it cannot be persisted",
+                        message_index=i,
+                        part_index=j,
+                    ) from exc
+        raise
 
 
 def load_messages(data: str | bytes) -> list[Message]:
     """Load a history written by `dump_messages` (or by an older version of it).
 
-    Raises `HistoryError` naming the message and part when the JSON holds an invalid part.
+    Raises `HistoryError` naming the message and part when the JSON holds an invalid part,
+    and naming the message when an object in it repeats a key (`dump_messages` never writes
+    one: a repeated key means the file was edited, and which value was meant cannot be told),
+    holds NaN or an infinity, or text that is not valid Unicode.
     """
     try:
-        return _MESSAGES.validate_json(data)
+        raw = json.loads(data, object_pairs_hook=_object)
+    except ValueError as exc:
+        raise HistoryError(f"not valid JSON: {exc}", message_index=0) from exc
+    except RecursionError:
+        raise HistoryError("the JSON is nested too deeply to load", message_index=0) from None
+    if isinstance(raw, list):
+        for i, item in enumerate(cast("list[Any]", raw)):
+            problem = _json_problem(item)
+            if problem is not None:
+                raise HistoryError(problem, message_index=i)
+    try:
+        return _MESSAGES.validate_python(raw)
     except ValidationError as exc:
         raise _history_error(exc) from exc
+
+
+class _Repeated(dict[str, Any]):
+    """A JSON object in which `key` appeared more than once."""
+
+    key: str = ""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    repeated = _Repeated(obj)
+    repeated.key = next(k for k, _ in pairs if k in seen or seen.add(k))
+    return repeated
+
+
+def _json_problem(value: Any) -> str | None:
+    """What no history may hold, though Python's JSON parser takes it: a repeated key, or text
+    that is not valid Unicode (an escaped lone surrogate)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if not valid_unicode(node):
+                return "text is not valid Unicode (a lone surrogate)"
+        elif isinstance(node, _Repeated):
+            return f"the key {node.key!r} appears twice in one object"
+        elif isinstance(node, dict):
+            stack.extend(cast("dict[str, Any]", node).values())
+        elif isinstance(node, list):
+            stack.extend(cast("list[Any]", node))
+    return None
+
+
+def valid_unicode(text: str) -> bool:
+    """Whether `text` can be encoded (holds no lone surrogate), so it can be sent and persisted."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _encodable(part: Part) -> bool:
+    try:
+        _PART.dump_json(part)
+    except PydanticSerializationError:
+        return False
+    return True
+
+
+_PART: TypeAdapter[Part] = TypeAdapter(Part)
 
 
 def _history_error(exc: ValidationError) -> HistoryError:

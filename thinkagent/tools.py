@@ -4,22 +4,35 @@ by pydantic before the function runs."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
 import functools
 import inspect
+import math
 import re
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 import pydantic_core
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    PydanticUserError,
+    ValidationError,
+    create_model,
+)
 
 from .errors import ToolError
 from .providers.base import ToolDefinition
 
-__all__ = ["Tool", "ToolFunction", "ToolTimedOut"]
+__all__ = ["TOOL_THREADS", "Tool", "ToolFunction", "ToolThreads", "ToolTimedOut"]
 
 DEFAULT_MAX_RETRIES = 2
-"""How many consecutive failures of a tool go back to the model before the run stops."""
+"""How many model turns in a row a tool may fail (its errors going back to the model) before
+the run stops."""
 
 ToolFunction = Callable[..., Any]
 """A plain sync or async function; its parameters become the tool's arguments."""
@@ -35,7 +48,8 @@ class Tool:
     The name defaults to the function's name and the description to its docstring's summary;
     parameter descriptions come from an `Args:` section (Google style) or `:param x:` lines.
     Invalid arguments, a raised exception or a timeout go back to the model as an error result;
-    after `max_retries` consecutive failures the run stops with `ToolRetriesExceeded`.
+    after `max_retries` model turns in a row in which it failed the run stops with
+    `ToolRetriesExceeded` (failed parallel calls of one turn count once).
     """
 
     def __init__(
@@ -79,7 +93,7 @@ class Tool:
         return {name: getattr(validated, name) for name in type(validated).model_fields}
 
     async def call(self, arguments: Mapping[str, Any]) -> JsonValue:
-        """Validate `arguments`, run the function (sync ones in a worker thread), with the timeout.
+        """Validate `arguments`, run the function (sync ones on `TOOL_THREADS`), with the timeout.
 
         Raises `ToolTimedOut` when the tool runs past `timeout` (a `TimeoutError` the tool raises
         itself propagates as it is)."""
@@ -87,7 +101,7 @@ class Tool:
         if self._is_async:
             call: Awaitable[Any] = self.function(**kwargs)
         else:
-            call = asyncio.to_thread(self.function, **kwargs)
+            call = TOOL_THREADS.run(self.name, functools.partial(self.function, **kwargs))
         if self.timeout is None:
             return _jsonable(await call)
         task = asyncio.ensure_future(call)
@@ -102,6 +116,61 @@ class Tool:
         return _jsonable(task.result())
 
 
+class ToolThreads:
+    """The threads plain `def` tools run on: a bounded pool of their own.
+
+    Apart from the event loop's default executor, so sync tools can never starve what uses that
+    executor (DNS lookups of every HTTP client, `asyncio.to_thread`). A thread cannot be
+    stopped: a sync call that timed out, or whose run was cancelled, keeps its thread until
+    the function returns. When such abandoned calls hold every thread, a new call fails at
+    once with `ToolError` saying so (sent back to the model as the call's error result),
+    instead of waiting behind them.
+    """
+
+    def __init__(self, size: int) -> None:
+        if size < 1:
+            raise ValueError("a tool thread pool needs at least one thread")
+        self.size = size
+        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._abandoned = 0
+
+    @property
+    def abandoned(self) -> int:
+        """Calls still running in a thread that nobody waits for any more."""
+        return self._abandoned
+
+    async def run(self, tool_name: str, function: Callable[[], Any]) -> Any:
+        """`function()` on one of the threads, in a copy of the caller's context."""
+        with self._lock:
+            if self._abandoned >= self.size:
+                raise ToolError(
+                    f"tool {tool_name!r} cannot start: all {self.size} threads for sync tools "
+                    "are still running calls that timed out or were cancelled"
+                )
+            if self._executor is None:
+                self._executor = concurrent.futures.ThreadPoolExecutor(
+                    self.size, thread_name_prefix="thinkagent-tool"
+                )
+            future = self._executor.submit(contextvars.copy_context().run, function)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            if not future.cancel():  # already running: it holds its thread until it returns
+                with self._lock:
+                    self._abandoned += 1
+                future.add_done_callback(self._released)
+            raise
+
+    def _released(self, _: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self._abandoned -= 1
+
+
+TOOL_THREADS = ToolThreads(16)
+"""The pool every plain `def` tool runs on (16 threads, started as needed)."""
+
+
 class ToolTimedOut(TimeoutError):
     """A tool ran past its `timeout` (and was cancelled)."""
 
@@ -111,12 +180,15 @@ class ToolTimedOut(TimeoutError):
 
 
 def _jsonable(value: Any) -> JsonValue:
-    """The tool's result as JSON data; text that cannot be encoded (lone surrogates) is mended
-    so the run can always be persisted."""
+    """The tool's result as JSON data, mended so the run can always be persisted: text that
+    cannot be encoded (lone surrogates) gets "?" in their place, NaN and infinities become the strings
+    "NaN", "Infinity" and "-Infinity"."""
     return _mend(value if isinstance(value, str) else pydantic_core.to_jsonable_python(value))
 
 
 def _mend(value: Any) -> JsonValue:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value).replace("inf", "Infinity").replace("nan", "NaN")  # JSON has no NaN
     if isinstance(value, str):
         try:
             value.encode("utf-8")
@@ -159,17 +231,25 @@ def _arguments_model(
                 f"tool {tool_name!r}: parameter {param.name!r} must be a plain or keyword "
                 "parameter (no *args, **kwargs or positional-only parameters)"
             )
+        if param.name.startswith("_"):
+            raise ToolError(
+                f"tool {tool_name!r}: parameter {param.name!r} starts with an underscore, which "
+                "a tool's argument schema cannot carry: rename it"
+            )
         annotation = hints.get(param.name, Any)
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (
             annotation,
             Field(default=default, description=param_docs.get(param.name)),
         )
-    return create_model(
-        f"{tool_name}_arguments",
-        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
-        **fields,
-    )
+    try:
+        return create_model(
+            f"{tool_name}_arguments",
+            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+            **fields,
+        )
+    except PydanticUserError as exc:  # a parameter type pydantic cannot validate
+        raise ToolError(f"tool {tool_name!r}: {exc.message}") from exc
 
 
 def _unwrap(function: ToolFunction) -> ToolFunction:

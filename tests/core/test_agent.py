@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from typing import Any
 
@@ -161,7 +162,7 @@ async def test_tool_retries_are_bounded() -> None:
 
     model = ScriptedModel([calls(("broken", {}))] * 3 + [answer()])
     agent = Agent(model, tools=[Tool(broken, max_retries=1)])
-    with pytest.raises(ToolRetriesExceeded, match="failed 2 times") as info:
+    with pytest.raises(ToolRetriesExceeded, match="failed in 2 model turns in a row") as info:
         await agent.run("q")
     assert len(model.requests) == 2
     validate_history(info.value.messages)
@@ -312,7 +313,6 @@ async def test_a_processor_that_breaks_the_history_is_caught() -> None:
 
 async def test_cancelling_a_run_carries_evidence_and_leaves_nothing_behind() -> None:
     entered = asyncio.Event()
-    caught: list[RunCancelled] = []
 
     async def wait_forever() -> str:
         entered.set()
@@ -320,30 +320,103 @@ async def test_cancelling_a_run_carries_evidence_and_leaves_nothing_behind() -> 
         return "never"
 
     model = ScriptedModel([calls(("wait_forever", {})), answer()])
-
-    async def run() -> None:
-        try:
-            await Agent(model, tools=[wait_forever]).run("q")
-        except RunCancelled as cancelled:  # what a service does to persist the evidence
-            caught.append(cancelled)
-            raise
-
     tasks_before = asyncio.all_tasks()
     threads_before = threading.active_count()
-    task = asyncio.create_task(run())
+    task = asyncio.create_task(Agent(model, tools=[wait_forever]).run("q"))
     await entered.wait()
     task.cancel()
-    with pytest.raises(asyncio.CancelledError):
+    with pytest.raises(asyncio.CancelledError) as info:
         await task
     assert task.cancelled()
-    (cancelled,) = caught
-    assert isinstance(cancelled, asyncio.CancelledError)
+    cancelled = RunCancelled.find(info.value)  # what a service does to persist the evidence
+    assert cancelled is not None
     validate_history(cancelled.messages)
     assert cancelled.messages[-1].tool_calls  # the call that was running stays pending
     assert cancelled.usage.requests == 1
     await asyncio.sleep(0)
     assert asyncio.all_tasks() == tasks_before
     assert threading.active_count() == threads_before
+
+
+def waiting_model() -> tuple[ScriptedModel, list[Tool]]:
+    async def wait_forever() -> str:
+        await asyncio.Event().wait()
+        return "never"
+
+    return ScriptedModel([calls(("wait_forever", {})), answer()]), [Tool(wait_forever)]
+
+
+async def test_cancellation_propagates_asyncios_own_error_unchanged() -> None:
+    """Whatever cancels the run, what comes out is the very `CancelledError` asyncio raised
+    (asyncio.timeout on Python 3.11 and 3.12 checks its exact type), the evidence as its cause."""
+    model, tools = waiting_model()
+    raised: list[BaseException] = []
+
+    async def run() -> None:
+        try:
+            await Agent(model, tools=tools).run("q")
+        except BaseException as error:
+            raised.append(error)
+            raise
+
+    task = asyncio.create_task(run())
+    await asyncio.sleep(0.01)
+    task.cancel("stop")
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    (error,) = raised
+    assert type(error) is asyncio.CancelledError
+    assert error.args == ("stop",)
+    assert isinstance(error.__cause__, RunCancelled)
+    assert RunCancelled.find(error) is error.__cause__
+
+
+async def test_wait_for_raises_timeout_error_with_the_evidence() -> None:
+    model, tools = waiting_model()
+    with pytest.raises(asyncio.TimeoutError) as info:
+        await asyncio.wait_for(Agent(model, tools=tools).run("q"), 0.05)
+    cancelled = RunCancelled.find(info.value)
+    assert cancelled is not None and cancelled.messages[-1].tool_calls
+    validate_history(cancelled.messages)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="asyncio.timeout is new in Python 3.11")
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_asyncio_timeout_raises_timeout_error_and_leaves_the_task_uncancelled(
+    streamed: bool,
+) -> None:
+    model, tools = waiting_model()
+    agent = Agent(model, tools=tools)
+    task = asyncio.current_task()
+    assert task is not None
+    with pytest.raises(TimeoutError) as info:
+        async with asyncio.timeout(0.05):  # pyright: ignore[reportAttributeAccessIssue]
+            if streamed:
+                async with agent.run_stream("q") as stream:
+                    async for _ in stream:
+                        pass
+            else:
+                await agent.run("q")
+    assert task.cancelling() == 0  # pyright: ignore[reportAttributeAccessIssue]
+    cancelled = RunCancelled.find(info.value)
+    assert cancelled is not None and cancelled.usage.requests == 1
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="TaskGroup is new in Python 3.11")
+async def test_a_failing_sibling_in_a_task_group_cancels_the_run_as_asyncio_expects() -> None:
+    model, tools = waiting_model()
+    runs: list[asyncio.Task[RunResult]] = []
+
+    async def fail() -> None:
+        await asyncio.sleep(0.02)
+        raise KeyError("sibling failed")
+
+    with pytest.raises(ExceptionGroup) as info:  # pyright: ignore[reportUndefinedVariable]  # noqa: F821
+        async with asyncio.TaskGroup() as group:  # pyright: ignore[reportAttributeAccessIssue]
+            runs.append(group.create_task(Agent(model, tools=tools).run("q")))
+            group.create_task(fail())
+    assert [type(e) for e in info.value.exceptions] == [KeyError]  # the run only cancelled
+    assert runs[0].cancelled()
 
 
 async def test_cancelling_a_stream_mid_response() -> None:
