@@ -17,6 +17,7 @@ from thinkagent import (
     ModelResponse,
     ProviderError,
     RunCancelled,
+    RunResult,
     StreamInterrupted,
     TextDelta,
     TextPart,
@@ -411,7 +412,7 @@ async def test_a_failing_sibling_in_a_task_group_cancels_the_run_as_asyncio_expe
         await asyncio.sleep(0.02)
         raise KeyError("sibling failed")
 
-    with pytest.raises(ExceptionGroup) as info:  # pyright: ignore[reportUndefinedVariable]  # noqa: F821
+    with pytest.raises(ExceptionGroup) as info:  # noqa: F821  (Python 3.11+)
         async with asyncio.TaskGroup() as group:  # pyright: ignore[reportAttributeAccessIssue]
             runs.append(group.create_task(Agent(model, tools=tools).run("q")))
             group.create_task(fail())
