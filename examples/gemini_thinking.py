@@ -12,7 +12,7 @@ import os
 
 from _demo import run, service
 
-from thinkagent.providers.gemini import GeminiModel
+from thinkagent.providers.gemini import GeminiModel, GeminiThinking
 
 MODEL = os.environ.get("THINKAGENT_GEMINI_MODEL", "gemini-3-flash-preview")
 
@@ -20,7 +20,9 @@ MODEL = os.environ.get("THINKAGENT_GEMINI_MODEL", "gemini-3-flash-preview")
 async def main() -> None:
     with service("the Gemini API", "GEMINI_API_KEY", "GOOGLE_API_KEY") as emulator:
         model = GeminiModel(
-            MODEL, client=emulator.gemini_client() if emulator else None, include_thoughts=True
+            MODEL,
+            client=emulator.gemini_client() if emulator else None,
+            thinking=GeminiThinking(include_thoughts=True),
         )
         await run(model)
         await model.client.aio.aclose()

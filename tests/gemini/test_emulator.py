@@ -30,7 +30,7 @@ from thinkagent import (
 )
 from thinkagent.emulator import Emulator, Fault, Reply
 from thinkagent.providers.base import ModelRequest
-from thinkagent.providers.gemini import GeminiModel
+from thinkagent.providers.gemini import GeminiModel, GeminiThinking
 
 QUESTION = "What's the weather, the local time and the population in Paris and London?"
 KEY = "emulator-key"
@@ -191,7 +191,7 @@ async def test_a_signature_on_an_empty_text_part_is_kept_and_replayed(
 async def test_gemini_2_5_budgets(
     emu: Emulator, gemini_client: Any, model: str, budget: int, config: dict[str, Any]
 ) -> None:
-    result = await agent(gemini_client, model, budget=budget).run(QUESTION)
+    result = await agent(gemini_client, model, thinking=GeminiThinking(budget=budget)).run(QUESTION)
     assert emu.requests[0].body["generationConfig"]["thinkingConfig"] == config
     replies = [m for m in result.messages if m.role == "assistant"]
     assert len(replies) == 4
@@ -208,7 +208,9 @@ async def test_gemini_2_5_budgets(
 
 async def test_the_service_refuses_a_budget_out_of_range(gemini_client: Any) -> None:
     with pytest.raises(ProviderError) as caught:
-        await agent(gemini_client, "gemini-2.5-pro", budget=50).run(QUESTION)
+        await agent(gemini_client, "gemini-2.5-pro", thinking=GeminiThinking(budget=50)).run(
+            QUESTION
+        )
     assert caught.value.status == 400
     assert caught.value.message == "The thinking budget (50) is invalid."
 
@@ -540,7 +542,9 @@ async def test_a_vertex_loop_streamed_and_not(emu: Emulator, vertex_client: Any)
 async def test_signatures_come_without_thought_summaries_too(
     emu: Emulator, gemini_client: Any
 ) -> None:
-    result = await agent(gemini_client, include_thoughts=False).run(QUESTION)
+    result = await agent(gemini_client, thinking=GeminiThinking(include_thoughts=False)).run(
+        QUESTION
+    )
     replies = [m for m in result.messages if m.role == "assistant"]
     assert not any(m.thinking for m in replies)
     assert all(m.tool_calls[0].signature for m in replies[:3])

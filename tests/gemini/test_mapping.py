@@ -26,7 +26,7 @@ from thinkagent import (
     dump_messages,
 )
 from thinkagent.providers.base import ModelRequest, ModelResponse, ToolDefinition
-from thinkagent.providers.gemini import SKIP_SIGNATURE, GeminiModel
+from thinkagent.providers.gemini import SKIP_SIGNATURE, GeminiModel, GeminiThinking
 from thinkagent.stream import TextDelta, ThinkingDelta, ToolCallDelta
 
 TRICKY = b"\xfb\xff\xfe-sig-\xfa\xfb\xff\x00\x01"  # standard and URL-safe base64 differ
@@ -106,7 +106,9 @@ def test_no_credentials_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"level": "high", "budget": 10}, "either budget or level"),
+        ({"thinking": {"level": "high", "budget": 10}}, "either budget or level"),
+        ({"thinking": {"budget": 0}}, "cannot turn thinking off"),
+        ({"thinking": "high"}, "thinking must be a GeminiThinking"),
         ({"foreign_reasoning": "keep"}, "foreign_reasoning"),
         ({"missing_signature": "dummy"}, "missing_signature"),
         ({"replay_thoughts": "some"}, "replay_thoughts"),
@@ -118,6 +120,9 @@ def test_no_credentials_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch
 )
 def test_invalid_configuration(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
+        thinking = kwargs.get("thinking")
+        if isinstance(thinking, dict):  # the config refuses what conflicts whatever the model
+            kwargs = {**kwargs, "thinking": GeminiThinking(**thinking)}
         model_for(MockGemini(), **kwargs)
 
 
@@ -532,7 +537,7 @@ async def test_instructions_tools_tool_choice_and_settings() -> None:
     mock = MockGemini(*(response({"text": "Done."}) for _ in range(4)))
     model = model_for(
         mock,
-        level="low",
+        thinking=GeminiThinking(level="low"),
         settings={"temperature": 0.5, "extra_headers": {"x-team": "a"}},
         generation_config={"top_k": 4, "seed": 7},
     )
@@ -592,11 +597,12 @@ async def test_instructions_tools_tool_choice_and_settings() -> None:
         )
 
 
-async def test_tool_declarations_are_built_once_for_the_same_tools() -> None:
+async def test_tool_declarations_are_derived_from_each_requests_tools() -> None:
+    """No cache on the model (ADR 29): the same tools give equal declarations each time."""
     model = model_for(MockGemini())
     request = ModelRequest(messages=[Message.user("Weather?")], tools=[WEATHER])
     first = model.build_request(request)["config"].tools
-    assert model.build_request(request)["config"].tools is first
+    assert model.build_request(request)["config"].tools == first
     other = ToolDefinition(name="get_time", description="", parameters={"type": "object"})
     assert (
         model.build_request(ModelRequest(messages=request.messages, tools=[other]))["config"]
@@ -688,10 +694,79 @@ async def test_no_credential_in_messages_json_errors_or_logs(
 def test_the_sdk_thinking_level_enum_is_accepted() -> None:
     from google.genai import types
 
-    model = model_for(MockGemini(), level=types.ThinkingLevel.XHIGH)
+    model = model_for(MockGemini(), thinking=GeminiThinking(level=types.ThinkingLevel.XHIGH))
+    assert model.thinking is not None
     assert model.thinking.level == "XHIGH"
     config = model.build_request(ASK)["config"]
     assert config.thinking_config == types.ThinkingConfig(
         include_thoughts=True, thinking_level=types.ThinkingLevel.XHIGH
     )
     assert config.automatic_function_calling.disable is True
+
+
+# --- the adapter skeleton (ADR 29) ----------------------------------------------------------
+
+
+def test_options_are_read_only() -> None:
+    model = model_for(
+        MockGemini(),
+        thinking=GeminiThinking(level="high"),
+        missing_signature="send",
+        replay_thoughts="all",
+        generation_config={"seed": 7},
+    )
+    assert model.thinking == GeminiThinking(level="high")
+    assert (model.missing_signature, model.replay_thoughts) == ("send", "all")
+    assert model.generation_config == {"seed": 7}
+    for name, value in (("thinking", None), ("missing_signature", "skip_validator")):
+        with pytest.raises(AttributeError):
+            setattr(model, name, value)
+    with pytest.raises(TypeError):
+        model.generation_config["seed"] = 8  # type: ignore[index]
+    assert model_for(MockGemini()).thinking is None  # the model's default thinking
+
+
+async def test_a_same_scope_turn_of_another_generation_is_replayed_as_foreign() -> None:
+    """Gemini 2.5 signatures are not valid on Gemini 3: the turn keeps its scope but loses its
+    proofs, and its current-turn call gets the dummy signature."""
+    mock = MockGemini(response({"text": "Done."}), response({"text": "Done."}))
+    turn = assistant(
+        ThinkingBlock.signed("A 2.5 thought.", STD),
+        ToolCall(id="fc_1", name="get_weather", arguments={"city": "Paris"}, signature=STD),
+    ).model_copy(update={"model": "gemini-2.5-flash"})
+    await model_for(mock).request(ModelRequest(messages=history(turn)))
+    assert mock.requests[0]["contents"][1]["parts"] == [
+        {
+            "functionCall": {"id": "fc_1", "args": {"city": "Paris"}, "name": "get_weather"},
+            "thoughtSignature": base64.urlsafe_b64encode(SKIP_SIGNATURE).decode(),
+        }
+    ]
+    await model_for(mock, "gemini-2.5-pro").request(ModelRequest(messages=history(turn)))
+    assert [wire_signature(p) for p in mock.requests[1]["contents"][1]["parts"]] == [
+        TRICKY,
+        TRICKY,
+    ]
+
+
+async def test_chunks_without_parts_carry_usage_and_the_finish_reason() -> None:
+    finish_only = chunk(finish="STOP")
+    del finish_only["candidates"][0]["content"]
+    usage_only = {"usageMetadata": USAGE, "responseId": "resp-1"}
+    mock = MockGemini([chunk({"text": "Sunny."}), usage_only, finish_only])
+    deltas, message = await collect(model_for(mock), ASK)
+    assert deltas == [TextDelta(0, "Sunny.")]
+    assert message.parts == (TextPart(text="Sunny."),)
+    assert (message.finish_reason, message.id) == ("stop", "resp-1")
+    assert message.usage is not None
+    assert message.usage.thinking_tokens == 30
+
+
+def test_map_error_returns_what_it_does_not_know_as_it_is() -> None:
+    model = model_for(MockGemini())
+    unknown = RuntimeError("not the SDK's")
+    assert model.map_error(unknown) is unknown
+    mapped = model.map_error(httpx2.ReadTimeout("slow"))
+    assert isinstance(mapped, ProviderError)
+    assert (mapped.error_type, mapped.retryable, mapped.scope) == ("timeout", True, "gemini")
+    assert GeminiModel.map_finish_reason("STOP", tool_calls=True) == "tool_call"
+    assert GeminiModel.map_finish_reason("MAX_TOKENS") == "length"

@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from thinkagent import ConfigurationError
-from thinkagent.providers._gemini import (
+from thinkagent.providers.gemini._rules import (
     GeminiThinking,
     check_missing_signature,
     check_replay_thoughts,
@@ -16,6 +16,9 @@ from thinkagent.providers._gemini import (
     finish_reason,
     gemini_version,
     generated_call_id,
+    signature_generation,
+    signatures_carry_over,
+    thinking_for_model,
 )
 
 # Bytes whose standard and URL-safe base64 differ ("+/" against "-_").
@@ -42,35 +45,35 @@ def test_gemini_version(name: str, version: tuple[int, int, str] | None) -> None
 
 
 def test_defaults_ask_for_thought_summaries_wherever_the_model_thinks() -> None:
-    assert GeminiThinking.for_model("gemini-3-pro-preview") == GeminiThinking(include_thoughts=True)
-    assert GeminiThinking.for_model("gemini-2.5-flash").include_thoughts is True
-    assert GeminiThinking.for_model("gemini-flash-latest").include_thoughts is True
-    assert GeminiThinking.for_model("gemini-2.0-flash").include_thoughts is False
-    assert GeminiThinking.for_model("gemini-2.0-flash").to_config() is None
-    assert GeminiThinking.for_model("gemini-3-pro-preview").to_config() == {
-        "include_thoughts": True
-    }
+    assert thinking_for_model("gemini-3-pro-preview", None) == GeminiThinking(include_thoughts=True)
+    assert thinking_for_model("gemini-2.5-flash", None).include_thoughts is True
+    assert thinking_for_model("gemini-flash-latest", None).include_thoughts is True
+    assert thinking_for_model("gemini-2.0-flash", None).include_thoughts is False
+    assert thinking_for_model("gemini-2.0-flash", None).to_param() is None
+    assert thinking_for_model("gemini-3-pro-preview", None).to_param() == {"include_thoughts": True}
 
 
 def test_level_is_case_insensitive_and_goes_on_the_wire_in_capitals() -> None:
-    thinking = GeminiThinking.for_model("gemini-3-flash-preview", level="high")
+    thinking = thinking_for_model("gemini-3-flash-preview", GeminiThinking(level="high"))
     assert thinking.level == "HIGH"
-    assert thinking.to_config() == {"include_thoughts": True, "thinking_level": "HIGH"}
-    assert GeminiThinking.for_model("gemini-3-pro-preview", level="xHigh").level == "XHIGH"
+    assert thinking.to_param() == {"include_thoughts": True, "thinking_level": "HIGH"}
+    assert (
+        thinking_for_model("gemini-3-pro-preview", GeminiThinking(level="xHigh")).level == "XHIGH"
+    )
 
 
 def test_budget_settings() -> None:
-    assert GeminiThinking.for_model("gemini-2.5-flash", budget=1024).to_config() == {
+    assert thinking_for_model("gemini-2.5-flash", GeminiThinking(budget=1024)).to_param() == {
         "include_thoughts": True,
         "thinking_budget": 1024,
     }
-    assert GeminiThinking.for_model("gemini-2.5-pro", budget=-1).budget == -1
-    off = GeminiThinking.for_model("gemini-2.5-flash", budget=0)
+    assert thinking_for_model("gemini-2.5-pro", GeminiThinking(budget=-1)).budget == -1
+    off = thinking_for_model("gemini-2.5-flash", GeminiThinking(budget=0))
     assert off.include_thoughts is False
     assert not off.thinks
-    assert off.to_config() == {"thinking_budget": 0}
-    quiet = GeminiThinking.for_model("gemini-3-pro-preview", include_thoughts=False)
-    assert quiet.to_config() is None
+    assert off.to_param() == {"thinking_budget": 0}
+    quiet = thinking_for_model("gemini-3-pro-preview", GeminiThinking(include_thoughts=False))
+    assert quiet.to_param() is None
 
 
 @pytest.mark.parametrize(
@@ -90,12 +93,41 @@ def test_budget_settings() -> None:
 )
 def test_conflicting_settings_are_refused(model: str, kwargs: dict, message: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(ConfigurationError, match=message):
-        GeminiThinking.for_model(model, **kwargs)
+        thinking_for_model(model, GeminiThinking(**kwargs))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"budget": 1024, "level": "low"}, "either budget or level"),
+        ({"level": "maximal"}, "level must be one of"),
+        ({"budget": 0, "include_thoughts": True}, "budget=0 turns"),
+        ({"budget": -2}, "budget must be"),
+        ({"include_thoughts": "yes"}, "include_thoughts must be"),
+    ],
+)
+def test_conflicts_whatever_the_model_are_refused_when_the_config_is_built(
+    kwargs: dict,
+    message: str,  # type: ignore[type-arg]
+) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        GeminiThinking(**kwargs)
+
+
+def test_the_model_dependent_checks_wait_for_the_model() -> None:
+    level = GeminiThinking(level="high")  # a Gemini 2.5 model refuses it, not the config
+    assert level.level == "HIGH"
+    assert level.include_thoughts is None
+    assert level.to_param() == {"thinking_level": "HIGH"}
+    assert GeminiThinking(budget=0).to_param() == {"thinking_budget": 0}
+    assert GeminiThinking() == GeminiThinking()  # frozen and compared by value
+    with pytest.raises(ConfigurationError, match="takes a thinking budget"):
+        thinking_for_model("gemini-2.5-flash", level)
 
 
 def test_budget_zero_is_fine_where_thinking_can_be_turned_off() -> None:
-    assert GeminiThinking.for_model("gemini-2.5-flash-lite", budget=0).budget == 0
-    assert GeminiThinking.for_model("gemini-3-flash-preview", budget=0).budget == 0
+    assert thinking_for_model("gemini-2.5-flash-lite", GeminiThinking(budget=0)).budget == 0
+    assert thinking_for_model("gemini-3-flash-preview", GeminiThinking(budget=0)).budget == 0
 
 
 def test_policies_are_checked() -> None:
@@ -165,10 +197,17 @@ def test_generated_ids_are_stable_for_a_response_and_distinct_per_part() -> None
 
 
 def test_signature_generations() -> None:
-    from thinkagent.providers._gemini import signature_generation
-
     assert signature_generation("gemini-3-pro-preview") == "3"
     assert signature_generation("gemini-3.1-flash-lite-preview") == "3"
     assert signature_generation("models/gemini-2.5-flash") == "2.5"
     assert signature_generation("gemini-flash-latest") is None
     assert signature_generation(None) is None
+
+
+def test_signatures_carry_over_only_within_one_generation() -> None:
+    assert signatures_carry_over("gemini-3-flash-preview", "gemini-3-pro-preview")
+    assert signatures_carry_over("gemini-2.5-flash", "models/gemini-2.5-pro")
+    assert not signatures_carry_over("gemini-2.5-flash", "gemini-3-pro-preview")
+    assert not signatures_carry_over("gemini-3-pro-preview", "gemini-2.5-pro")
+    assert signatures_carry_over(None, "gemini-3-pro-preview")  # a name that does not tell
+    assert signatures_carry_over("gemini-2.5-flash", "gemini-flash-latest")

@@ -3,9 +3,9 @@ SDK, on the Gemini API and on Vertex AI.
 
 ```python
 from thinkagent import Agent
-from thinkagent.providers.gemini import GeminiModel
+from thinkagent.providers.gemini import GeminiModel, GeminiThinking
 
-model = GeminiModel("gemini-3-pro-preview", level="high")      # GEMINI_API_KEY from the env
+model = GeminiModel("gemini-3-pro-preview", thinking=GeminiThinking(level="high"))
 result = await Agent(model, tools=[get_weather]).run("What's the weather in Paris?")
 ```
 
@@ -15,14 +15,17 @@ A response becomes one assistant `Message`, part for part and in order: `thought
 carried it (an empty text part that only carries a signature is kept), as standard base64 of
 its bytes. On later turns the parts of this scope (`"gemini"` or `"vertex"`, whichever the
 client talks to) go back in order with each signature on its part, byte for byte; signatures
-of another scope are never sent. See `docs/providers/gemini.md`.
+of another scope, or of another Gemini generation, are never sent. See
+`docs/providers/gemini.md`.
 """
 
 from __future__ import annotations
 
+import enum
 import importlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, cast
 
 import httpx2
@@ -31,9 +34,10 @@ from google.genai import errors as genai_errors
 from google.genai import types
 from pydantic import JsonValue, ValidationError
 
-from ..errors import ConfigurationError, HistoryError, ProviderError
-from ..history import ForeignReasoning, for_scope
-from ..messages import (
+from ...errors import ConfigurationError, HistoryError, ProviderError
+from ...history import ForeignReasoning, for_scope
+from ...messages import (
+    FinishReason,
     Message,
     Part,
     ProviderDetails,
@@ -43,11 +47,10 @@ from ..messages import (
     ToolResult,
     Usage,
 )
-from ..stream import MessageAssembler, TextDelta, ThinkingDelta, ToolCallDelta
-from ._common import (
-    ModelInfo,
+from ...stream import ModelDelta, StreamBuilder
+from .._common import (
+    AdapterBase,
     arguments_object,
-    check_foreign_reasoning,
     connection_error,
     copy_settings,
     interrupted,
@@ -55,33 +58,24 @@ from ._common import (
     retryable_status,
     tool_choice_name,
 )
-from ._gemini import (
+from ..base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent, ToolDefinition
+from ._rules import (
     GENERATED_ID,
     SKIP_SIGNATURE,
     GeminiThinking,
     MissingSignature,
     ReplayThoughts,
-    ThinkingLevel,
     check_missing_signature,
     check_replay_thoughts,
     decode_signature,
     encode_signature,
     finish_reason,
     generated_call_id,
-    signature_generation,
+    signatures_carry_over,
+    thinking_for_model,
 )
-from .base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent, ToolDefinition
 
-__all__ = [
-    "DEFAULT_MAX_RETRIES",
-    "SKIP_SIGNATURE",
-    "GeminiModel",
-    "GeminiThinking",
-    "MissingSignature",
-    "ReplayThoughts",
-    "ThinkingLevel",
-    "provider_error",
-]
+__all__ = ["DEFAULT_MAX_RETRIES", "GeminiModel"]
 
 DEFAULT_MAX_RETRIES = 2
 """Retries (after the first attempt) of a client `GeminiModel` builds itself."""
@@ -109,9 +103,13 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 _TRANSPORT_ERRORS = _transport_errors()
 _MALFORMED = (json.JSONDecodeError, genai_errors.UnknownApiResponseError)
 """A body (or stream event) that is not the JSON it should be."""
+_VENDOR_ERRORS = (genai_errors.APIError, *_TRANSPORT_ERRORS, *_MALFORMED)
+"""What `map_error` maps."""
+_STREAM_ERRORS = (genai_errors.APIError, *_TRANSPORT_ERRORS, *_MALFORMED, ValidationError)
+"""What ends a stream early: the service's error, or a broken connection or event."""
 
 
-class GeminiModel(ModelInfo[genai.Client]):
+class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
     """A Gemini model behind the Gemini API or Vertex AI, through `google.genai.Client`.
 
     - `client`: your `genai.Client` (its credentials, base URL, timeout and retry options
@@ -121,9 +119,9 @@ class GeminiModel(ModelInfo[genai.Client]):
       `GOOGLE_CLOUD_LOCATION`) with the SDK's retry options set to `max_retries` retries
       (408, 429 and 5xx, exponential backoff). A client you pass keeps its own retry options
       (the SDK's default is no retry).
-    - `include_thoughts`: return thought summaries (`None`: on, unless `budget=0`).
-    - `budget`: thinking budget in tokens (Gemini 2.5), `0` off, `-1` automatic.
-    - `level`: thinking level (Gemini 3): `minimal`, `low`, `medium`, `high`, `xhigh`.
+    - `thinking`: a `GeminiThinking` (a level for Gemini 3, a budget for Gemini 2.5, whether
+      thought summaries come back); None: the model's default thinking, with thought summaries
+      wherever the model thinks.
     - `foreign_reasoning`: reasoning from another provider or scope: `"drop"` (default) or
       `"text"` (its visible text as plain text).
     - `missing_signature`: a current-turn function call with no signature of this scope (it
@@ -144,9 +142,7 @@ class GeminiModel(ModelInfo[genai.Client]):
         model_name: str,
         *,
         client: genai.Client | None = None,
-        include_thoughts: bool | None = None,
-        budget: int | None = None,
-        level: ThinkingLevel | str | None = None,
+        thinking: GeminiThinking | None = None,
         foreign_reasoning: ForeignReasoning = "drop",
         missing_signature: MissingSignature = "skip_validator",
         replay_thoughts: ReplayThoughts = "signed",
@@ -154,27 +150,45 @@ class GeminiModel(ModelInfo[genai.Client]):
         settings: ModelSettings | None = None,
         generation_config: Mapping[str, Any] | None = None,
     ) -> None:
-        self.thinking = GeminiThinking.for_model(
-            model_name, include_thoughts=include_thoughts, budget=budget, level=level
-        )
-        check_foreign_reasoning(foreign_reasoning)
+        if thinking is not None and not isinstance(thinking, GeminiThinking):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigurationError(
+                f"thinking must be a GeminiThinking (or None), got {thinking!r}"
+            )
         check_missing_signature(missing_signature)
         check_replay_thoughts(replay_thoughts)
         if not isinstance(max_retries, int) or max_retries < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ConfigurationError(f"max_retries must be 0 or more, got {max_retries!r}")
-        self._model_name = model_name
-        self.foreign_reasoning: ForeignReasoning = foreign_reasoning
-        self.missing_signature: MissingSignature = missing_signature
-        self.replay_thoughts: ReplayThoughts = replay_thoughts
-        self.settings: ModelSettings = settings or {}
-        self._base_config = _base_config(self.thinking, generation_config)
-        self._client = client if client is not None else _client_from_environment(max_retries)
-        self._scope = "vertex" if self._client.vertexai else "gemini"
-        self._tools_key: tuple[ToolDefinition, ...] = ()
-        self._tools: list[types.Tool] = []
-        self._turns: dict[int, tuple[Message, str, types.Content | None]] = {}
+        self._missing_signature: MissingSignature = missing_signature
+        self._replay_thoughts: ReplayThoughts = replay_thoughts
+        self._generation_config = MappingProxyType(dict(generation_config or {}))
+        self._base_config = _base_config(
+            thinking_for_model(model_name, thinking), self._generation_config
+        )
+        if client is None:
+            client = _client_from_environment(max_retries)
+        super().__init__(
+            model_name,
+            client=client,
+            scope="vertex" if client.vertexai else "gemini",
+            thinking=thinking,
+            foreign_reasoning=foreign_reasoning,
+            settings=settings,
+        )
 
-    # --- requests ---------------------------------------------------------------------------
+    @property
+    def missing_signature(self) -> MissingSignature:
+        """What replay does with a current-turn function call that came from elsewhere."""
+        return self._missing_signature
+
+    @property
+    def replay_thoughts(self) -> ReplayThoughts:
+        """Which thought parts of this scope go back: the signed ones, or all."""
+        return self._replay_thoughts
+
+    @property
+    def generation_config(self) -> Mapping[str, Any]:
+        """The other `GenerateContentConfig` fields sent on every request."""
+        return self._generation_config
 
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for `client.aio.models.generate_content(_stream)`: `model`,
@@ -185,7 +199,7 @@ class GeminiModel(ModelInfo[genai.Client]):
         if request.instructions:
             update["system_instruction"] = request.instructions
         if request.tools:
-            update["tools"] = self._function_declarations(request.tools)
+            update["tools"] = _tools(request.tools)
         choice = settings.get("tool_choice")
         if choice is not None:
             update["tool_config"] = _tool_config(choice, request.tools)
@@ -202,26 +216,24 @@ class GeminiModel(ModelInfo[genai.Client]):
             update["http_options"] = http_options
         config = self._base_config.model_copy(update=update) if update else self._base_config
         return {
-            "model": self._model_name,
-            "contents": self.build_contents(request.messages),
+            "model": self.model_name,
+            "contents": self.build_messages(request.messages),
             "config": config,
         }
 
-    def build_contents(self, messages: Sequence[Message]) -> list[types.Content]:
+    def build_messages(self, messages: Sequence[Message]) -> list[types.Content]:
         """The `contents` for a history: this scope's parts replayed in order, each signature
-        on its part; proofs of other scopes (and of other Gemini generations) removed
-        (`for_scope`); the documented dummy signature on the first unsigned function call of
-        each current-turn model turn that came from elsewhere."""
-        scope = self._scope
-        own = signature_generation(self._model_name)
-        if own is not None:  # another generation's signatures are foreign here (ADR 16)
-            messages = [
-                m
-                if m.role != "assistant" or m.scope != scope or _same_generation(m.model, own)
-                else m.model_copy(update={"scope": f"{scope}:{m.model}"})
-                for m in messages
-            ]
-        scoped = for_scope(messages, scope, foreign_reasoning=self.foreign_reasoning)
+        on its part; proofs of other scopes and of another Gemini generation removed
+        (`for_scope` with `signatures_carry_over`); the documented dummy signature on the first
+        unsigned function call of each current-turn model turn that came from elsewhere."""
+        scope, model = self.scope, self.model_name
+
+        def readable(message: Message) -> bool:
+            return signatures_carry_over(message.model, model)
+
+        scoped = for_scope(
+            messages, scope, foreign_reasoning=self.foreign_reasoning, readable=readable
+        )
         generated = {
             part.id
             for message in scoped
@@ -230,28 +242,19 @@ class GeminiModel(ModelInfo[genai.Client]):
             if isinstance(part, ToolCall) and _is_generated(part)
         }
         current = _current_turn_start(scoped)
-        previous = self._turns
-        policy = self.replay_thoughts
-        turns: dict[int, tuple[Message, str, types.Content | None]] = {}
+        skip_validator = self._missing_signature == "skip_validator"
         contents: list[types.Content] = []
         for index, message in enumerate(scoped):
             if message.role == "user":
                 content = _user_content(message, generated)
             else:
-                # an assistant message is immutable: its content is built once per policy
-                cached = previous.get(id(message))
-                if cached is not None and cached[0] is message and cached[1] == policy:
-                    content = cached[2]
-                else:
-                    content = self._model_content(message, index)
-                turns[id(message)] = (message, policy, content)
-                if (
-                    content is not None
-                    and index > current
-                    and message.scope != scope
-                    and self.missing_signature == "skip_validator"
-                ):
-                    content = _with_skip_signature(content)
+                foreign = message.scope != scope or not readable(message)
+                content = _model_content(
+                    message,
+                    index,
+                    replay_thoughts=self._replay_thoughts,
+                    sign_first_call=skip_validator and foreign and index > current,
+                )
             if content is None:
                 continue
             if contents and contents[-1].role == content.role and _mergeable(content):
@@ -261,92 +264,19 @@ class GeminiModel(ModelInfo[genai.Client]):
                 )
             else:
                 contents.append(content)
-        self._turns = turns
         return contents
-
-    def _model_content(self, message: Message, index: int) -> types.Content | None:
-        parts: list[types.Part] = []
-        for j, part in enumerate(message.parts):
-            if isinstance(part, ThinkingBlock):
-                if part.redacted is not None:
-                    continue
-                if part.signature is not None:
-                    parts.append(
-                        types.Part(
-                            text=part.text,
-                            thought=True,
-                            thought_signature=_signature_bytes(part.signature, index, j),
-                        )
-                    )
-                elif self.replay_thoughts == "all" and part.text:
-                    parts.append(types.Part(text=part.text, thought=True))
-            elif isinstance(part, TextPart):
-                if part.signature is not None:
-                    parts.append(
-                        types.Part(
-                            text=part.text,
-                            thought_signature=_signature_bytes(part.signature, index, j),
-                        )
-                    )
-                elif part.text:
-                    parts.append(types.Part(text=part.text))
-            elif isinstance(part, ToolCall):
-                parts.append(
-                    types.Part(
-                        function_call=types.FunctionCall(
-                            id=None if _is_generated(part) else part.id,
-                            name=part.name,
-                            args=arguments_object(part),
-                        ),
-                        thought_signature=(
-                            None
-                            if part.signature is None
-                            else _signature_bytes(part.signature, index, j)
-                        ),
-                    )
-                )
-        if not parts:
-            return None
-        return types.Content(role="model", parts=parts)
-
-    def _function_declarations(self, tools: Sequence[ToolDefinition]) -> list[types.Tool]:
-        key = tuple(tools)
-        if len(key) != len(self._tools_key) or any(
-            a is not b for a, b in zip(key, self._tools_key, strict=True)
-        ):
-            declarations = [
-                types.FunctionDeclaration(
-                    name=tool.name,
-                    description=tool.description,
-                    parameters_json_schema=tool.parameters,
-                )
-                for tool in tools
-            ]
-            self._tools = [types.Tool(function_declarations=declarations)]
-            self._tools_key = key
-        return self._tools
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params = self.build_request(request)
         try:
-            response = await self._client.aio.models.generate_content(**params)  # pyright: ignore[reportUnknownMemberType]
-        except genai_errors.APIError as exc:
-            raise provider_error(exc, self._scope) from exc
-        except _TRANSPORT_ERRORS as exc:
-            raise _transport_error(exc, self._scope) from exc
-        except _MALFORMED as exc:
-            raise ProviderError(
-                f"the response body is not valid JSON: {exc}",
-                scope=self._scope,
-                retryable=True,
-                error_type="malformed_response",
-            ) from exc
+            response = await self.client.aio.models.generate_content(**params)  # pyright: ignore[reportUnknownMemberType]
+        except _VENDOR_ERRORS as exc:
+            raise self.map_error(exc) from exc
         return self.parse_response(response)
 
     def parse_response(self, response: types.GenerateContentResponse) -> ModelResponse:
         """The shared form of an SDK response: its first candidate's parts in order, each
         signature on its part, usage and finish reason."""
-        scope = self._scope
         response_id = response.response_id
         parts: list[Part] = []
         raw_finish: str | None = None
@@ -354,10 +284,9 @@ class GeminiModel(ModelInfo[genai.Client]):
         if candidates:
             candidate = candidates[0]
             raw_finish = _enum_value(candidate.finish_reason)
-            content = candidate.content
-            for part in (content.parts or ()) if content is not None else ():
+            for part in _content_parts(candidate.content):
                 raw_signature = part.thought_signature
-                signature = encode_signature(raw_signature) if raw_signature else None
+                signature = None if raw_signature is None else encode_signature(raw_signature)
                 call = part.function_call
                 if call is not None:
                     parts.append(_tool_call(call, signature, response_id, len(parts)))
@@ -371,15 +300,15 @@ class GeminiModel(ModelInfo[genai.Client]):
                     parts.append(TextPart(text=text or "", signature=signature))
         has_calls = any(isinstance(p, ToolCall) for p in parts)
         details = _details(raw_finish, response)
-        normalised = finish_reason(raw_finish, tool_calls=has_calls)
+        normalised = self.map_finish_reason(raw_finish, tool_calls=has_calls)
         if normalised is None and not candidates and details is not None:
             normalised = "content_filter"  # the prompt itself was blocked
         return ModelResponse(
             Message(
                 role="assistant",
                 parts=tuple(parts),
-                scope=scope,
-                model=self._model_name,
+                scope=self.scope,
+                model=self.model_name,
                 id=response_id,
                 usage=_usage(response.usage_metadata),
                 finish_reason=normalised,
@@ -388,119 +317,157 @@ class GeminiModel(ModelInfo[genai.Client]):
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        """Deltas as Gemini streams them, then the complete `ModelResponse`.
-
-        Part boundaries follow the non-streamed response: chunks of one kind (thought or
-        text) continue the same part until a signature closes it or the kind changes; every
-        function call is a part of its own. Raises `StreamInterrupted` (with the unsigned
-        partial message) when the stream ends without a finish reason, `ProviderError` for
-        an error the service reports.
-        """
-        scope = self._scope
+        """Deltas as Gemini streams them, then the complete `ModelResponse` (its parts as in the
+        non-streamed one: see `_Parts`). A stream that breaks or ends without a finish reason
+        raises `StreamInterrupted` with what had arrived, unsigned."""
         params = self.build_request(request)
-        try:
-            chunks = await self._client.aio.models.generate_content_stream(**params)  # pyright: ignore[reportUnknownMemberType]
-        except genai_errors.APIError as exc:
-            raise provider_error(exc, scope) from exc
-        except _TRANSPORT_ERRORS as exc:
-            raise _transport_error(exc, scope) from exc
-        assembler = MessageAssembler(json_arguments=True)
-        add = assembler.add
-        index = -1
-        open_kind = 0  # 1: a thought part is open, 2: a text part is open, 0: none
-        has_calls = False
-        response_id: str | None = None
-        raw_finish: str | None = None
-        usage_metadata: types.GenerateContentResponseUsageMetadata | None = None
+        parts = _Parts()
         last: types.GenerateContentResponse | None = None
+        usage: types.GenerateContentResponseUsageMetadata | None = None
+        raw_finish: str | None = None
         try:
-            async for chunk in chunks:
-                last = chunk
-                if chunk.response_id:
-                    response_id = chunk.response_id
-                if chunk.usage_metadata is not None:
-                    usage_metadata = chunk.usage_metadata
-                candidates = chunk.candidates
-                if not candidates:
-                    continue
-                candidate = candidates[0]
-                content = candidate.content
-                if content is not None and content.parts:
-                    for part in content.parts:
-                        raw_signature = part.thought_signature
-                        signature = encode_signature(raw_signature) if raw_signature else None
-                        call = part.function_call
-                        if call is not None:
-                            index += 1
-                            open_kind = 0
-                            has_calls = True
-                            call_id = call.id
-                            out: TextDelta | ThinkingDelta | ToolCallDelta = ToolCallDelta(
-                                index,
-                                id=call_id or generated_call_id(response_id, index),
-                                name=call.name or "",
-                                args_fragment=json.dumps(call.args) if call.args else "",
-                                signature=signature,
-                                provider_details=None if call_id else _GENERATED,
-                            )
-                        else:
-                            text = part.text
-                            kind = 1 if part.thought else 2
-                            if not text and signature is None:
-                                continue
-                            if kind != open_kind:
-                                index += 1
-                                open_kind = kind
-                            if signature is not None:
-                                open_kind = 0  # a signature closes its part
-                            if kind == 1:
-                                out = ThinkingDelta(index, text or "", signature)
-                            else:
-                                out = TextDelta(index, text or "", signature)
-                        add(out)
-                        yield out
-                if candidate.finish_reason is not None:
-                    raw_finish = _enum_value(candidate.finish_reason)
-        except genai_errors.APIError as exc:  # an error the service sent in the stream
-            raise provider_error(exc, scope) from exc
-        except (*_TRANSPORT_ERRORS, *_MALFORMED, ValidationError) as exc:
-            if last is None and isinstance(exc, _TRANSPORT_ERRORS):
-                # the SDK sends lazily: nothing arrived, the request itself failed
-                raise _transport_error(exc, scope) from exc
-            raise interrupted(
-                f"the stream broke before its finish reason: {type(exc).__name__}: {exc}",
-                assembler,
-                scope=scope,
-                model=self._model_name,
-            ) from exc
-        finally:  # left early (or failed): release the connection now, not at collection
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            chunks = await self.client.aio.models.generate_content_stream(**params)  # pyright: ignore[reportUnknownMemberType]
+            try:  # the SDK sends lazily: the request goes out on the first read
+                async for last in chunks:
+                    parts.response_id = last.response_id or parts.response_id
+                    if last.usage_metadata is not None:
+                        usage = last.usage_metadata
+                    if not last.candidates:
+                        continue  # usage or prompt feedback only: read from `last` at the end
+                    candidate = last.candidates[0]
+                    for part in _content_parts(candidate.content):
+                        delta = parts.fold(part)
+                        if delta is not None:
+                            yield delta
+                    if candidate.finish_reason is not None:
+                        raw_finish = _enum_value(candidate.finish_reason)
+            finally:  # left early (or failed): release the connection now, not at collection
+                await _close(chunks)
+        except _STREAM_ERRORS as exc:
+            if isinstance(exc, genai_errors.APIError) or (
+                last is None and isinstance(exc, _TRANSPORT_ERRORS)
+            ):  # an error the service sent, or a request that got no response at all
+                raise self.map_error(exc) from exc
+            reason = f"the stream broke before its finish reason: {type(exc).__name__}: {exc}"
+            raise interrupted(reason, parts, scope=self.scope, model=self.model_name) from exc
         blocked = last is not None and _details(None, last) is not None
         if raw_finish is None and not blocked:
-            raise interrupted(
-                "the stream ended without a finish reason",
-                assembler,
-                scope=scope,
-                model=self._model_name,
-            )
-        normalised = finish_reason(raw_finish, tool_calls=has_calls)
-        if normalised is None and blocked:
-            normalised = "content_filter"
+            reason = "the stream ended without a finish reason"
+            raise interrupted(reason, parts, scope=self.scope, model=self.model_name)
+        normalised = self.map_finish_reason(raw_finish, tool_calls=parts.has_calls)
         yield ModelResponse(
-            assembler.message(
-                scope=scope,
-                model=self._model_name,
-                usage=_usage(usage_metadata),
-                finish_reason=normalised,
-                id=response_id,
+            parts.message(
+                scope=self.scope,
+                model=self.model_name,
+                usage=_usage(usage),
+                finish_reason="content_filter" if normalised is None and blocked else normalised,
+                id=parts.response_id,
                 provider_details=_details(raw_finish, last),
             )
         )
 
+    def map_error(self, exc: BaseException) -> BaseException:
+        """The thinkagent error for an SDK exception: a `ProviderError` with the service's own
+        message, status code and status string (`INVALID_ARGUMENT`, `RESOURCE_EXHAUSTED`...),
+        retryable for 408, 429 and 5xx; a retryable one for a transport failure the SDK lets
+        through (`connection_error`, `timeout`) or a body that is not JSON
+        (`malformed_response`). Anything else comes back as it is."""
+        if isinstance(exc, genai_errors.APIError):
+            status = exc.code if isinstance(exc.code, int) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+            return ProviderError(
+                exc.message if isinstance(exc.message, str) and exc.message else str(exc),
+                scope=self.scope,
+                status=status,
+                retryable=retryable_status(status, _RETRYABLE_STATUSES),
+                error_type=exc.status if isinstance(exc.status, str) else None,
+            )
+        if isinstance(exc, _TRANSPORT_ERRORS):
+            timeout = isinstance(exc, (TimeoutError, httpx2.TimeoutException))
+            return connection_error(
+                f"{'timeout' if timeout else 'connection error'}: {type(exc).__name__}: {exc}",
+                scope=self.scope,
+                timeout=timeout,
+            )
+        if isinstance(exc, _MALFORMED):
+            return ProviderError(
+                f"the response body is not valid JSON: {exc}",
+                scope=self.scope,
+                retryable=True,
+                error_type="malformed_response",
+            )
+        return exc
+
+    @staticmethod
+    def map_finish_reason(raw: str | None, *, tool_calls: bool = False) -> FinishReason | None:
+        """The normalised finish reason (`finish_reason` in the rules): `STOP` is `"tool_call"`
+        when the message calls tools."""
+        return finish_reason(raw, tool_calls=tool_calls)
+
+
+class _Kind(enum.Enum):
+    """The kind of a streamed text part: chunks of the open kind continue the open part."""
+
+    THOUGHT = enum.auto()
+    TEXT = enum.auto()
+
+
+class _Parts(StreamBuilder):
+    """A stream's parts, keyed by Gemini's running part position. A text chunk of the kind
+    still open continues the part at the current position; a chunk of the other kind, a
+    function call (always sent whole) or any chunk after a signature (which closes its part)
+    opens the next position. So the streamed message equals the non-streamed one (ADR 14)."""
+
+    def __init__(self) -> None:
+        super().__init__(json_arguments=True)
+        self.response_id: str | None = None  # the ids of calls sent without one derive from it
+        self.position = -1
+        self.open: _Kind | None = None
+        self.has_calls = False
+
+    def fold(self, part: types.Part) -> ModelDelta | None:
+        """Fold one streamed part in; the delta to yield, or None for a part with nothing to
+        show or replay."""
+        raw_signature = part.thought_signature
+        signature = None if raw_signature is None else encode_signature(raw_signature)
+        call = part.function_call
+        if call is not None:
+            self.position += 1
+            self.open = None
+            self.has_calls = True
+            return self.tool_call(
+                self.position,
+                id=call.id or generated_call_id(self.response_id, self.position),
+                name=call.name or "",
+                arguments=json.dumps(call.args) if call.args else "",
+                signature=signature,
+                details=None if call.id else _GENERATED,
+            )
+        text = part.text
+        if not text and signature is None:
+            return None  # an empty chunk, or a part kind the shared schema has no place for
+        kind = _Kind.THOUGHT if part.thought else _Kind.TEXT
+        if kind is not self.open:
+            self.position += 1
+        self.open = None if signature is not None else kind  # a signature closes its part
+        if kind is _Kind.THOUGHT:
+            return self.thinking(self.position, text or "", signature=signature)
+        return self.text(self.position, text or "", signature=signature)
+
 
 # --- translation helpers ---------------------------------------------------------------------
+
+
+def _content_parts(content: types.Content | None) -> Sequence[types.Part]:
+    """A candidate's parts; none when it carries a finish reason or safety ratings only."""
+    if content is None or content.parts is None:
+        return ()
+    return content.parts
+
+
+async def _close(chunks: AsyncIterator[types.GenerateContentResponse]) -> None:
+    aclose = getattr(chunks, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 def _client_from_environment(max_retries: int) -> genai.Client:
@@ -516,21 +483,20 @@ def _client_from_environment(max_retries: int) -> genai.Client:
 
 
 def _base_config(
-    thinking: GeminiThinking, generation_config: Mapping[str, Any] | None
+    thinking: GeminiThinking, generation_config: Mapping[str, Any]
 ) -> types.GenerateContentConfig:
-    extra = dict(generation_config or {})
-    reserved = sorted(_RESERVED.intersection(extra))
+    reserved = sorted(_RESERVED.intersection(generation_config))
     if reserved:
         raise ConfigurationError(
             f"generation_config may not set {', '.join(reserved)}: thinking is configured with "
-            "include_thoughts/budget/level, instructions and tools come with each request, and "
+            "thinking=GeminiThinking(...), instructions and tools come with each request, and "
             "the agent loop runs the tools (automatic function calling stays off)"
         )
     fields: dict[str, Any] = {
-        **extra,
+        **generation_config,
         "automatic_function_calling": types.AutomaticFunctionCallingConfig(disable=True),
     }
-    thinking_config = thinking.to_config()
+    thinking_config = thinking.to_param()
     if thinking_config is not None:
         fields["thinking_config"] = types.ThinkingConfig(**thinking_config)
     try:
@@ -560,6 +526,19 @@ def _http_options(
     return options
 
 
+def _tools(tools: Sequence[ToolDefinition]) -> list[types.Tool]:
+    """The request's tools as function declarations, with their JSON schemas as they are."""
+    declarations = [
+        types.FunctionDeclaration(
+            name=tool.name,
+            description=tool.description,
+            parameters_json_schema=tool.parameters,
+        )
+        for tool in tools
+    ]
+    return [types.Tool(function_declarations=declarations)]
+
+
 def _tool_config(choice: str, tools: Sequence[ToolDefinition]) -> types.ToolConfig:
     if choice == "auto":
         mode, allowed = types.FunctionCallingConfigMode.AUTO, None
@@ -577,11 +556,6 @@ def _tool_config(choice: str, tools: Sequence[ToolDefinition]) -> types.ToolConf
     )
 
 
-def _same_generation(model: str | None, own: str) -> bool:
-    generation = signature_generation(model)
-    return generation is None or generation == own
-
-
 def _is_generated(call: ToolCall) -> bool:
     details = call.provider_details
     return details is not None and details.get(GENERATED_ID) is True
@@ -595,19 +569,6 @@ def _current_turn_start(messages: Sequence[Message]) -> int:
         if message.role == "user" and any(isinstance(p, TextPart) for p in message.parts):
             return i
     return -1
-
-
-def _with_skip_signature(content: types.Content) -> types.Content:
-    """The content with the dummy signature on its first function call when that call has
-    no signature (the other parts unchanged)."""
-    parts = content.parts or []
-    for i, part in enumerate(parts):
-        if part.function_call is not None:
-            if part.thought_signature is not None:
-                return content
-            patched = part.model_copy(update={"thought_signature": SKIP_SIGNATURE})
-            return types.Content(role=content.role, parts=[*parts[:i], patched, *parts[i + 1 :]])
-    return content
 
 
 def _mergeable(content: types.Content) -> bool:
@@ -634,6 +595,58 @@ def _user_content(message: Message, generated: set[str]) -> types.Content | None
     if not parts:
         return None
     return types.Content(role="user", parts=parts)
+
+
+def _model_content(
+    message: Message, index: int, *, replay_thoughts: ReplayThoughts, sign_first_call: bool
+) -> types.Content | None:
+    """A model turn's parts in order, each signature on its part. `sign_first_call` puts the
+    dummy signature on the turn's first function call when that call has none."""
+    parts: list[types.Part] = []
+    first_call = True
+    for j, part in enumerate(message.parts):
+        if isinstance(part, ThinkingBlock):
+            if part.redacted is not None:
+                continue
+            if part.signature is not None:
+                parts.append(
+                    types.Part(
+                        text=part.text,
+                        thought=True,
+                        thought_signature=_signature_bytes(part.signature, index, j),
+                    )
+                )
+            elif replay_thoughts == "all" and part.text:
+                parts.append(types.Part(text=part.text, thought=True))
+        elif isinstance(part, TextPart):
+            if part.signature is not None:
+                parts.append(
+                    types.Part(
+                        text=part.text,
+                        thought_signature=_signature_bytes(part.signature, index, j),
+                    )
+                )
+            elif part.text:
+                parts.append(types.Part(text=part.text))
+        elif isinstance(part, ToolCall):
+            if part.signature is not None:
+                signature: bytes | None = _signature_bytes(part.signature, index, j)
+            else:
+                signature = SKIP_SIGNATURE if sign_first_call and first_call else None
+            first_call = False
+            parts.append(
+                types.Part(
+                    function_call=types.FunctionCall(
+                        id=None if _is_generated(part) else part.id,
+                        name=part.name,
+                        args=arguments_object(part),
+                    ),
+                    thought_signature=signature,
+                )
+            )
+    if not parts:
+        return None
+    return types.Content(role="model", parts=parts)
 
 
 def _signature_bytes(signature: str, message_index: int, part_index: int) -> bytes:
@@ -685,28 +698,4 @@ def _usage(metadata: types.GenerateContentResponseUsageMetadata | None) -> Usage
         output_tokens=(metadata.candidates_token_count or 0) + thoughts,
         thinking_tokens=thoughts,
         cache_read_tokens=metadata.cached_content_token_count or 0,
-    )
-
-
-def provider_error(exc: genai_errors.APIError, scope: str) -> ProviderError:
-    """The `ProviderError` for an SDK exception: the service's own message, status code and
-    status string (`INVALID_ARGUMENT`, `RESOURCE_EXHAUSTED`...)."""
-    status = exc.code if isinstance(exc.code, int) else None  # pyright: ignore[reportUnnecessaryIsInstance]
-    message = exc.message if isinstance(exc.message, str) and exc.message else str(exc)
-    retryable = retryable_status(status, _RETRYABLE_STATUSES)
-    return ProviderError(
-        message,
-        scope=scope,
-        status=status,
-        retryable=retryable,
-        error_type=exc.status if isinstance(exc.status, str) else None,
-    )
-
-
-def _transport_error(exc: BaseException, scope: str) -> ProviderError:
-    timeout = isinstance(exc, (TimeoutError, httpx2.TimeoutException))
-    return connection_error(
-        f"{'timeout' if timeout else 'connection error'}: {type(exc).__name__}: {exc}",
-        scope=scope,
-        timeout=timeout,
     )

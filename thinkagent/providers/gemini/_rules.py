@@ -1,7 +1,9 @@
-"""Gemini configuration and rules used by the Gemini adapter (Gemini API and Vertex AI).
+"""The Gemini family's configuration and rules (Gemini API and Vertex AI): the thinking config,
+the replay policies, which signatures a model accepts, signature encoding, generated call ids and
+finish reasons.
 
 Pure Python: no vendor SDK is imported here, so every rule can be tested on its own.
-`thinkagent.providers.gemini` turns these into `google.genai` types.
+`generate.py` turns these into `google.genai` types.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ import hashlib
 import re
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
-from ..errors import ConfigurationError
-from ..messages import FinishReason
+from ...errors import ConfigurationError
+from ...messages import FinishReason
 
 __all__ = [
     "GENERATED_ID",
@@ -34,10 +36,12 @@ __all__ = [
     "gemini_version",
     "generated_call_id",
     "signature_generation",
+    "signatures_carry_over",
+    "thinking_for_model",
 ]
 
 ThinkingLevel = Literal["MINIMAL", "LOW", "MEDIUM", "HIGH", "XHIGH"]
-"""Gemini 3 thinking levels (case-insensitive when given to `GeminiModel`)."""
+"""Gemini 3 thinking levels (case-insensitive when given to `GeminiThinking`)."""
 
 MissingSignature = Literal["skip_validator", "send"]
 """What replay does with a current-turn function call that has no signature of this scope:
@@ -85,6 +89,15 @@ def signature_generation(model: str | None) -> str | None:
     return "3" if version[0] >= 3 else f"{version[0]}.{version[1]}"
 
 
+def signatures_carry_over(signed_by: str | None, model: str) -> bool:
+    """Whether the thought signatures of a message written by the model named `signed_by` are
+    valid for `model`: only within one generation (ADR 16), so a turn of Gemini 3 is foreign
+    to Gemini 2.5 and back. A name that does not tell its generation carries over."""
+    theirs = signature_generation(signed_by)
+    ours = signature_generation(model)
+    return theirs is None or ours is None or theirs == ours
+
+
 def _thinks(version: tuple[int, int, str] | None) -> bool:
     """Whether a model thinks at all: Gemini 2.5 and newer (and names we cannot place)."""
     return version is None or version[:2] >= (2, 5)
@@ -97,32 +110,31 @@ def _always_thinks(version: tuple[int, int, str] | None) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class GeminiThinking:
-    """Validated thinking settings: `thinkingConfig` on the wire.
+    """How a Gemini model thinks: `thinkingConfig` on the wire.
+
+    ```python
+    GeminiThinking(level="high")            # Gemini 3: a thinking level
+    GeminiThinking(budget=1024)             # Gemini 2.5: thinking tokens (0 off, -1 automatic)
+    GeminiThinking(include_thoughts=False)  # the model's own thinking, without thought summaries
+    ```
 
     - `include_thoughts`: return thought summaries (`thought: true` parts). `None` means on
       wherever the model thinks, off when thinking is turned off with `budget=0`.
     - `budget`: thinking tokens (Gemini 2.5; Gemini 3 accepts it for compatibility): `0`
       turns thinking off, `-1` lets the model decide.
-    - `level`: `MINIMAL`, `LOW`, `MEDIUM`, `HIGH` or `XHIGH` (Gemini 3), case-insensitive.
+    - `level`: `MINIMAL`, `LOW`, `MEDIUM`, `HIGH` or `XHIGH` (Gemini 3), any case (the SDK's
+      `types.ThinkingLevel` too); kept in capitals, as the wire takes it.
 
-    `GeminiThinking.for_model(...)` raises `ConfigurationError` for settings that conflict.
+    Settings that conflict whatever the model raise `ConfigurationError` here; `GeminiModel`
+    checks the rest against its model (a level on Gemini 2.5, `budget=0` on a Pro model).
     """
 
     include_thoughts: bool | None = None
     budget: int | None = None
-    level: ThinkingLevel | None = None
+    level: ThinkingLevel | str | None = None
 
-    @classmethod
-    def for_model(
-        cls,
-        model: str,
-        *,
-        include_thoughts: bool | None = None,
-        budget: int | None = None,
-        level: str | None = None,
-    ) -> GeminiThinking:
-        """Check the settings against each other and against `model`, and resolve defaults."""
-        version = gemini_version(model)
+    def __post_init__(self) -> None:
+        include_thoughts, budget, level = self.include_thoughts, self.budget, self.level
         if include_thoughts is not None and not isinstance(include_thoughts, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ConfigurationError(
                 f"include_thoughts must be True or False, got {include_thoughts!r}"
@@ -134,46 +146,32 @@ class GeminiThinking:
                 f"budget must be a number of thinking tokens, 0 (off) or -1 (automatic), "
                 f"got {budget!r}"
             )
-        normalised: ThinkingLevel | None = None
         if level is not None:
             upper = str(getattr(level, "value", level)).upper()
             if upper not in _LEVELS:
                 raise ConfigurationError(
                     f"level must be one of {', '.join(_LEVELS)} (any case), got {level!r}"
                 )
-            normalised = upper  # pyright: ignore[reportAssignmentType]
-        if budget is not None and normalised is not None:
-            raise ConfigurationError(
-                "give either budget or level, not both: Gemini 3 models take a thinking level, "
-                "Gemini 2.5 models a thinking budget"
-            )
-        if normalised is not None and version is not None and version[0] < 3:
-            raise ConfigurationError(
-                f"{model} takes a thinking budget, not a level (levels are for Gemini 3 models): "
-                "use budget=N, budget=0 (off) or budget=-1 (automatic)"
-            )
-        if budget == 0:
-            if _always_thinks(version):
+            object.__setattr__(self, "level", upper)  # frozen: normalised once, here
+            if budget is not None:
                 raise ConfigurationError(
-                    f"{model} cannot turn thinking off: give a budget above 0, -1 (automatic) "
-                    "or leave it unset"
+                    "give either budget or level, not both: Gemini 3 models take a thinking "
+                    "level, Gemini 2.5 models a thinking budget"
                 )
-            if include_thoughts:
-                raise ConfigurationError(
-                    "include_thoughts=True asks for thought summaries but budget=0 turns "
-                    "thinking off: drop one of them"
-                )
-        if include_thoughts is None:
-            include_thoughts = budget != 0 and _thinks(version)
-        return cls(include_thoughts=include_thoughts, budget=budget, level=normalised)
+        if budget == 0 and include_thoughts:
+            raise ConfigurationError(
+                "include_thoughts=True asks for thought summaries but budget=0 turns "
+                "thinking off: drop one of them"
+            )
 
     @property
     def thinks(self) -> bool:
         """Whether thinking is on (it is unless `budget=0`)."""
         return self.budget != 0
 
-    def to_config(self) -> dict[str, Any] | None:
-        """The `ThinkingConfig` fields to send (None: send no thinking config)."""
+    def to_param(self) -> dict[str, Any] | None:
+        """The wire form: the `ThinkingConfig` fields to send (None: send no thinking config).
+        `include_thoughts=None` sends nothing for it; `GeminiModel` resolves it first."""
         config: dict[str, Any] = {}
         if self.include_thoughts:
             config["include_thoughts"] = True
@@ -182,6 +180,28 @@ class GeminiThinking:
         if self.level is not None:
             config["thinking_level"] = self.level
         return config or None
+
+
+def thinking_for_model(model: str, thinking: GeminiThinking | None) -> GeminiThinking:
+    """`thinking` checked against `model` (`ConfigurationError`: a level on a model older than
+    Gemini 3, thinking turned off on a model that always thinks), with `include_thoughts`
+    resolved: on wherever the model thinks. None is the model's default thinking."""
+    if thinking is None:
+        thinking = GeminiThinking()
+    version = gemini_version(model)
+    if thinking.level is not None and version is not None and version[0] < 3:
+        raise ConfigurationError(
+            f"{model} takes a thinking budget, not a level (levels are for Gemini 3 models): "
+            "use budget=N, budget=0 (off) or budget=-1 (automatic)"
+        )
+    if thinking.budget == 0 and _always_thinks(version):
+        raise ConfigurationError(
+            f"{model} cannot turn thinking off: give a budget above 0, -1 (automatic) "
+            "or leave it unset"
+        )
+    if thinking.include_thoughts is not None:
+        return thinking
+    return replace(thinking, include_thoughts=thinking.thinks and _thinks(version))
 
 
 def check_missing_signature(policy: str) -> None:

@@ -1,0 +1,25 @@
+"""The Gemini family (Gemini API and Vertex AI, through `google-genai`): `GeminiModel` and its
+thinking configuration and replay policies.
+
+```python
+from thinkagent.providers.gemini import GeminiModel, GeminiThinking
+
+model = GeminiModel("gemini-3-pro-preview", thinking=GeminiThinking(level="high"))
+```
+
+The adapter is in `generate.py`; the rules it follows (thinking checks, which signatures a model
+accepts, signature encoding, finish reasons) in `_rules.py`. See `docs/providers/gemini.md`.
+"""
+
+from ._rules import SKIP_SIGNATURE, GeminiThinking, MissingSignature, ReplayThoughts, ThinkingLevel
+from .generate import DEFAULT_MAX_RETRIES, GeminiModel
+
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "SKIP_SIGNATURE",
+    "GeminiModel",
+    "GeminiThinking",
+    "MissingSignature",
+    "ReplayThoughts",
+    "ThinkingLevel",
+]
