@@ -74,7 +74,9 @@ async def test_cancelling_a_run_closes_the_stream_and_joins_its_thread(
     assert caught[0].messages == [Message.user(QUESTION)]
 
 
-async def test_closing_the_stream_early_joins_its_thread(emu: Emulator, bedrock_client: Any) -> None:
+async def test_closing_the_stream_early_joins_its_thread(
+    emu: Emulator, bedrock_client: Any
+) -> None:
     emu.inject(slow_stream())
     baseline = threading.active_count()
     stream = model(bedrock_client).stream(ModelRequest([Message.user(QUESTION)]))
