@@ -10,6 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import anthropic
+from botocore.exceptions import ClientError
+
 from thinkagent import (
     Agent,
     Message,
@@ -21,7 +24,7 @@ from thinkagent import (
     ToolCall,
     ToolCallDelta,
 )
-from thinkagent.providers.claude import ClaudeThinking
+from thinkagent.providers.claude import AnthropicModel, BedrockModel, ClaudeThinking
 
 QUESTION = "What's the weather and the time in Paris?"
 """Makes the emulator call get_weather, then get_time, then answer: a 3-turn loop."""
@@ -242,42 +245,31 @@ class Wire:
         return [r for r in emu.requests if r.api == self.scope]
 
 
-def _wires() -> list[Wire]:
-    import anthropic
-    from botocore.exceptions import ClientError
-
-    from thinkagent.providers.claude import AnthropicModel, BedrockModel
-
-    return [
-        Wire(
-            scope="anthropic",
-            model_class=AnthropicModel,
-            sonnet="claude-sonnet-4-6",
-            opus="claude-opus-4-7",
-            client_fixture="anthropic_client",
-            content=anthropic_content,
-            status_error=anthropic.APIStatusError,
-            refusal_error=anthropic.BadRequestError,
-            invalid_request="invalid_request_error",
-            refusal_prefix="",
-        ),
-        Wire(
-            scope="bedrock",
-            model_class=BedrockModel,
-            sonnet="us.anthropic.claude-sonnet-4-6-v1:0",
-            opus="global.anthropic.claude-opus-4-7-v1:0",
-            client_fixture="bedrock_client",
-            content=bedrock_content,
-            status_error=ClientError,
-            refusal_error=ClientError,
-            invalid_request="ValidationException",
-            refusal_prefix="The model returned the following errors: ",
-        ),
-    ]
-
-
-WIRES = _wires()
-ANTHROPIC, BEDROCK = WIRES
+ANTHROPIC = Wire(
+    scope="anthropic",
+    model_class=AnthropicModel,
+    sonnet="claude-sonnet-4-6",
+    opus="claude-opus-4-7",
+    client_fixture="anthropic_client",
+    content=anthropic_content,
+    status_error=anthropic.APIStatusError,
+    refusal_error=anthropic.BadRequestError,
+    invalid_request="invalid_request_error",
+    refusal_prefix="",
+)
+BEDROCK = Wire(
+    scope="bedrock",
+    model_class=BedrockModel,
+    sonnet="us.anthropic.claude-sonnet-4-6-v1:0",
+    opus="global.anthropic.claude-opus-4-7-v1:0",
+    client_fixture="bedrock_client",
+    content=bedrock_content,
+    status_error=ClientError,
+    refusal_error=ClientError,
+    invalid_request="ValidationException",
+    refusal_prefix="The model returned the following errors: ",
+)
+WIRES = [ANTHROPIC, BEDROCK]
 
 
 def check_replayed(wire: Wire, emu: Any, messages: list[Message]) -> None:
