@@ -1,11 +1,17 @@
-"""Helpers shared by the Anthropic and Bedrock tests: tools, questions, and what a history's
-assistant turns must look like on the wire."""
+"""Helpers shared by the Anthropic and Bedrock tests: tools, questions, what a history's
+assistant turns must look like on the wire, and `Wire`, what the tests written once for both
+wires need to know of each (`WIRES`)."""
 
 from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
+
+import anthropic
+from botocore.exceptions import ClientError
 
 from thinkagent import (
     Agent,
@@ -18,6 +24,7 @@ from thinkagent import (
     ToolCall,
     ToolCallDelta,
 )
+from thinkagent.providers.claude import AnthropicModel, BedrockModel, ClaudeThinking
 
 QUESTION = "What's the weather and the time in Paris?"
 """Makes the emulator call get_weather, then get_time, then answer: a 3-turn loop."""
@@ -150,3 +157,128 @@ def without_ids(messages: list[Message]) -> list[Message]:
 
 def body_text(body: Any) -> str:
     return json.dumps(body)
+
+
+# --- the two wires -----------------------------------------------------------------------------
+
+
+def _kind(block: dict[str, Any]) -> str:
+    """A Converse content block's kind, in Anthropic's words."""
+    if "reasoningContent" in block:
+        return "redacted_thinking" if "redactedContent" in block["reasoningContent"] else "thinking"
+    (key,) = block
+    return {"text": "text", "toolUse": "tool_use", "toolResult": "tool_result"}[key]
+
+
+def _as_json(value: Any) -> Any:
+    """Request parameters as their JSON body carries them (botocore sends bytes as base64)."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    if isinstance(value, dict):
+        return {k: _as_json(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, list):
+        return [_as_json(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
+@dataclass(frozen=True)
+class Wire:
+    """One Claude wire, as the tests written once for both see it."""
+
+    scope: str
+    """The scope of its messages, and its API's name for the emulator's faults."""
+    model_class: Any
+    sonnet: str
+    """claude-sonnet-4-6 on this wire."""
+    opus: str
+    """claude-opus-4-7, which thinks by default."""
+    client_fixture: str
+    """The fixture (`tests/support/fixtures.py`) of a client without retries."""
+    content: Callable[[Message], list[dict[str, Any]]]
+    """What an assistant message of this scope is replayed as, in the JSON body."""
+    status_error: type[BaseException]
+    """The SDK's exception for an error status or an error event."""
+    refusal_error: type[BaseException]
+    """The SDK's exception for a request the service found invalid (400)."""
+    invalid_request: str
+    """The error type of a request Claude refuses."""
+    refusal_prefix: str
+    """What the service puts before Claude's own words in a refusal."""
+
+    def __str__(self) -> str:
+        return self.scope
+
+    @property
+    def other(self) -> str:
+        """The other Claude scope (its signatures are not valid here)."""
+        return "bedrock" if self.scope == "anthropic" else "anthropic"
+
+    def model(self, client: Any = None, name: str | None = None, **kw: Any) -> Any:
+        """This wire's model: on `sonnet` unless `name` says otherwise, with adaptive thinking
+        unless `thinking` says otherwise, and a client that must not be used unless given."""
+        kw.setdefault("thinking", ClaudeThinking.adaptive())
+        return self.model_class(name or self.sonnet, client=client or object(), **kw)
+
+    def thinking_sent(self, params: dict[str, Any]) -> Any:
+        """The thinking configuration request parameters carry (None: none)."""
+        if self.scope == "anthropic":
+            return params.get("thinking")
+        return params.get("additionalModelRequestFields", {}).get("thinking")
+
+    def messages(self, params: dict[str, Any]) -> Any:
+        """The `messages` of request parameters (or of a request's JSON body), as JSON."""
+        return _as_json(params["messages"])
+
+    def kind(self, block: dict[str, Any]) -> str:
+        """`thinking`, `redacted_thinking`, `text`, `tool_use` or `tool_result`."""
+        return block["type"] if self.scope == "anthropic" else _kind(block)
+
+    def kinds(self, content: list[dict[str, Any]]) -> list[str]:
+        return [self.kind(block) for block in content]
+
+    def texts(self, content: list[dict[str, Any]]) -> list[str]:
+        """The text of each text block."""
+        return [block["text"] for block in content if self.kind(block) == "text"]
+
+    def model_requests(self, emu: Any) -> list[Any]:
+        """The requests the emulator received for this wire's model calls."""
+        return [r for r in emu.requests if r.api == self.scope]
+
+
+ANTHROPIC = Wire(
+    scope="anthropic",
+    model_class=AnthropicModel,
+    sonnet="claude-sonnet-4-6",
+    opus="claude-opus-4-7",
+    client_fixture="anthropic_client",
+    content=anthropic_content,
+    status_error=anthropic.APIStatusError,
+    refusal_error=anthropic.BadRequestError,
+    invalid_request="invalid_request_error",
+    refusal_prefix="",
+)
+BEDROCK = Wire(
+    scope="bedrock",
+    model_class=BedrockModel,
+    sonnet="us.anthropic.claude-sonnet-4-6-v1:0",
+    opus="global.anthropic.claude-opus-4-7-v1:0",
+    client_fixture="bedrock_client",
+    content=bedrock_content,
+    status_error=ClientError,
+    refusal_error=ClientError,
+    invalid_request="ValidationException",
+    refusal_prefix="The model returned the following errors: ",
+)
+WIRES = [ANTHROPIC, BEDROCK]
+
+
+def check_replayed(wire: Wire, emu: Any, messages: list[Message]) -> None:
+    """Each request carried every earlier assistant turn block for block, byte for byte."""
+    requests = wire.model_requests(emu)
+    turns = [i for i, m in enumerate(messages) if m.role == "assistant"]
+    assert len(requests) == len(turns)
+    for request, upto in zip(requests[1:], turns[1:], strict=True):
+        sent = request.body["messages"]
+        for i in turns:
+            if i < upto:
+                assert sent[i] == {"role": "assistant", "content": wire.content(messages[i])}

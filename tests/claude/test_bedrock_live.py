@@ -2,7 +2,7 @@
 AWS_PROFILE) and THINKAGENT_BEDROCK_MODEL (a Claude model or inference profile id your account
 can use, e.g. us.anthropic.claude-sonnet-4-5-20250929-v1:0) are in the environment.
 
-    THINKAGENT_BEDROCK_MODEL=... python -m pytest tests/bedrock/test_live.py -m live
+    THINKAGENT_BEDROCK_MODEL=... python -m pytest tests/claude/test_bedrock_live.py -m live
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.claude import TOOLS, run
 from thinkagent import Agent, ProviderError, dump_messages, load_messages
-from thinkagent.providers.bedrock import BedrockModel, ClaudeThinking
+from thinkagent.providers.claude import BedrockModel, ClaudeThinking
 
 MODEL = os.environ.get("THINKAGENT_BEDROCK_MODEL", "")
 pytestmark = [

@@ -19,7 +19,7 @@ from thinkagent import (
     dump_messages,
     load_messages,
 )
-from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
+from thinkagent.providers.claude import AnthropicModel, ClaudeThinking
 
 
 def model_for(request: dict[str, Any]) -> AnthropicModel:

@@ -1,5 +1,6 @@
-"""The pure Converse translation: responses to messages (redacted bytes kept exactly),
-histories to request parameters, botocore errors to `ProviderError` (no network)."""
+"""The Converse translation (no network): responses to messages (redacted bytes kept exactly),
+the request parameters besides the replayed history (`test_replay.py` has that, for both wires),
+botocore errors to `ProviderError`."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ from thinkagent import (
     ToolResult,
     Usage,
 )
-from thinkagent.providers.bedrock import UNAVAILABLE_TOOL, BedrockModel, ClaudeThinking, _translate
+from thinkagent.providers.claude import BedrockModel, ClaudeThinking
+from thinkagent.providers.claude.bedrock import UNAVAILABLE_TOOL
 
 MODEL_ID = "us.anthropic.claude-sonnet-4-6-v1:0"
 WEATHER = ToolDefinition(
@@ -133,42 +135,16 @@ def history(assistant: Message, *more: Message) -> list[Message]:
     return [Message.user("Weather in Paris?"), assistant, Message.user_results([RESULT]), *more]
 
 
-def finished(assistant: Message) -> list[Message]:
-    """`history(assistant)` with the turn finished (answered, then a new prompt): its tool loop
-    may come from anywhere, Claude only verifies the current one."""
-    answer = Message(
-        role="assistant",
-        parts=(TextPart(text="Sunny in Paris."),),
-        scope=assistant.scope,
-        model=MODEL_ID,
-    )
-    return history(assistant, answer, Message.user("And in Lyon?"))
-
-
-def test_same_scope_blocks_go_back_exactly_in_place() -> None:
+def test_a_request_with_history_and_tools() -> None:
+    """What goes around the replayed history (`test_replay.py`): the redacted bytes as they
+    are, the user turns, the model, the thinking configuration, the tools."""
     params = model().build_request(
         ModelRequest(
             history(turn(SIGNED, REDACTED, TextPart(text="Checking."), CALL)), tools=[WEATHER]
         )
     )
-    assert params["messages"][1] == {
-        "role": "assistant",
-        "content": [
-            {
-                "reasoningContent": {
-                    "reasoningText": {"text": SIGNED.text, "signature": SIGNED.signature}
-                }
-            },
-            {"reasoningContent": {"redactedContent": RAW}},  # the exact bytes
-            {"text": "Checking."},
-            {
-                "toolUse": {
-                    "toolUseId": "tooluse_1",
-                    "name": "get_weather",
-                    "input": {"city": "Paris"},
-                }
-            },
-        ],
+    assert params["messages"][1]["content"][1] == {
+        "reasoningContent": {"redactedContent": RAW}  # the exact bytes
     }
     assert params["messages"][0] == {"role": "user", "content": [{"text": "Weather in Paris?"}]}
     assert params["messages"][2] == {
@@ -199,45 +175,6 @@ def test_same_scope_blocks_go_back_exactly_in_place() -> None:
     }
 
 
-@pytest.mark.parametrize("scope", ["anthropic", "gemini", None])
-def test_reasoning_from_another_scope_is_never_sent_as_reasoning(scope: str | None) -> None:
-    anthropic_redacted = ThinkingBlock.redacted_payload("EmwKAhgBEgy3va3p")
-    foreign = turn(SIGNED, anthropic_redacted, TextPart(text="Checking."), CALL, scope=scope)
-    dropped = model().build_request(ModelRequest(finished(foreign)))
-    assert dropped["messages"][1]["content"] == [
-        {"text": "Checking."},
-        {"toolUse": {"toolUseId": "tooluse_1", "name": "get_weather", "input": {"city": "Paris"}}},
-    ]
-    as_text = model(foreign_reasoning="text").build_request(ModelRequest(finished(foreign)))
-    assert as_text["messages"][1]["content"][0] == {
-        "text": "<thinking>\nI should call get_weather.\n</thinking>"
-    }
-
-
-def test_unsigned_thinking_of_this_scope_is_never_sent_as_reasoning() -> None:
-    cut = ThinkingBlock.plain("I should call get_w")
-    params = model().build_request(ModelRequest(finished(turn(cut, CALL))))
-    assert [next(iter(b)) for b in params["messages"][1]["content"]] == ["toolUse"]
-
-
-def test_empty_parts_and_messages_are_left_out_and_roles_alternate() -> None:
-    messages = [
-        Message.user("First question"),
-        turn(ThinkingBlock.plain("only unsigned thoughts"), scope="anthropic"),
-        Message(role="user", parts=(TextPart(text=""), TextPart(text="Second question"))),
-        turn(SIGNED, TextPart(text=""), CALL),
-        Message.user_results([RESULT]),
-        Message.user("And in Lyon?"),
-    ]
-    params = model().build_request(ModelRequest(messages))
-    assert [m["role"] for m in params["messages"]] == ["user", "assistant", "user"]
-    assert params["messages"][0]["content"] == [
-        {"text": "First question"},
-        {"text": "Second question"},
-    ]
-    assert [next(iter(b)) for b in params["messages"][2]["content"]] == ["toolResult", "text"]
-
-
 def test_tool_results_carry_status_and_json() -> None:
     failed = ToolResult(call_id="tooluse_1", name="get_weather", content="boom", is_error=True)
     data = ToolResult(call_id="tooluse_1", name="get_weather", content={"temp_c": 18})
@@ -255,80 +192,17 @@ def test_tool_results_carry_status_and_json() -> None:
         ]
 
 
-def test_thinking_off_replays_no_reasoning() -> None:
-    messages = history(turn(SIGNED, REDACTED, CALL))
-    params = model(thinking=ClaudeThinking.disabled()).build_request(ModelRequest(messages))
-    assert [next(iter(b)) for b in params["messages"][1]["content"]] == ["toolUse"]
-    default = model(thinking=None).build_request(ModelRequest(messages))
-    assert "additionalModelRequestFields" not in default
-
-
 PROFILE_ARN = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3"
 """An application inference profile: the name says nothing of the model behind it."""
 
 
-def test_with_no_thinking_configured_this_scopes_reasoning_goes_back_as_it_is() -> None:
-    """The model's default decides, and a name the rules cannot read must not strip the
-    current loop's signed thinking (the model that produced it was thinking)."""
+def test_thinking_goes_in_the_additional_fields() -> None:
     messages = history(turn(SIGNED, REDACTED, CALL))
-    for name in (PROFILE_ARN, MODEL_ID, "global.anthropic.claude-opus-4-7-v1:0"):
-        params = model(thinking=None, name=name).build_request(ModelRequest(messages))
-        assert params["messages"][1]["content"] == [
-            {
-                "reasoningContent": {
-                    "reasoningText": {"text": SIGNED.text, "signature": SIGNED.signature}
-                }
-            },
-            {"reasoningContent": {"redactedContent": RAW}},
-            {
-                "toolUse": {
-                    "toolUseId": "tooluse_1",
-                    "name": "get_weather",
-                    "input": {"city": "Paris"},
-                }
-            },
-        ]
-        assert "additionalModelRequestFields" not in params
-
-
-def test_a_tool_loop_without_replayable_thinking_is_refused_before_sending() -> None:
-    for assistant in (
-        turn(SIGNED, TextPart(text="Checking."), CALL, scope="anthropic"),
-        turn(ThinkingBlock.plain("I should call get_w"), CALL),
-    ):
-        for thinking, name in (
-            (ClaudeThinking.adaptive(), MODEL_ID),
-            (None, "us.anthropic.claude-opus-4-7-v1:0"),
-        ):
-            with pytest.raises(HistoryError) as caught:
-                model(thinking=thinking, name=name).build_request(
-                    ModelRequest(history(assistant), tools=[WEATHER])
-                )
-            assert caught.value.message_index == 1
-            assert "provider that started it" in str(caught.value)
-        # thinking off, or a model whose default the name does not tell: sent as it is
-        for thinking, name in ((ClaudeThinking.disabled(), MODEL_ID), (None, PROFILE_ARN)):
-            params = model(thinking=thinking, name=name).build_request(
-                ModelRequest(history(assistant), tools=[WEATHER])
-            )
-            assert "toolUse" in params["messages"][1]["content"][-1]
-
-
-def test_whitespace_only_text_is_not_sent() -> None:
-    messages = [
-        Message(role="user", parts=(TextPart(text="Weather in Paris?"), TextPart(text="\n"))),
-        turn(SIGNED, TextPart(text=" \n "), CALL),
-        Message.user_results([RESULT]),
-        turn(TextPart(text="\t")),
-        Message.user("And in Lyon?"),
-    ]
-    params = model().build_request(ModelRequest(messages, tools=[WEATHER]))
-    texts = [b["text"] for m in params["messages"] for b in m["content"] if "text" in b]
-    assert texts == ["Weather in Paris?", "And in Lyon?"]
-    assert [next(iter(b)) for b in params["messages"][1]["content"]] == [
-        "reasoningContent",
-        "toolUse",
-    ]
+    params = model(thinking=ClaudeThinking.disabled()).build_request(ModelRequest(messages))
+    assert params["additionalModelRequestFields"] == {"thinking": {"type": "disabled"}}
+    for name in (MODEL_ID, PROFILE_ARN, "global.anthropic.claude-opus-4-7-v1:0"):
+        default = model(thinking=None, name=name).build_request(ModelRequest(messages))
+        assert "additionalModelRequestFields" not in default
 
 
 def test_a_history_with_tools_and_no_tools_on_offer_declares_them() -> None:
@@ -437,20 +311,6 @@ def test_tool_choice_none() -> None:
         )
 
 
-@pytest.mark.parametrize("choice", ["required", "get_weather"])
-@pytest.mark.parametrize(
-    ("thinking", "name"),
-    [(ClaudeThinking.budget(2048), MODEL_ID), (None, "global.anthropic.claude-opus-4-7-v1:0")],
-)
-def test_forced_tool_choice_with_thinking_is_refused(
-    choice: str, thinking: ClaudeThinking | None, name: str
-) -> None:
-    with pytest.raises(ConfigurationError, match="forces tool use"):
-        model(thinking=thinking, name=name).build_request(
-            ModelRequest([Message.user("Hi")], tools=[WEATHER], settings={"tool_choice": choice})
-        )
-
-
 def test_parallel_tool_calls_cannot_be_disabled() -> None:
     with pytest.raises(ConfigurationError, match="cannot disable parallel tool calls"):
         model().build_request(
@@ -492,7 +352,7 @@ def client_error(code: str, message: str, status: int) -> ClientError:
     ],
 )
 def test_client_errors(code: str, status: int, retryable: bool) -> None:
-    error = _translate(client_error(code, "the provider's words", status))
+    error = model().map_error(client_error(code, "the provider's words", status))
     assert isinstance(error, ProviderError)
     assert (error.message, error.status, error.retryable, error.error_type) == (
         "the provider's words",
@@ -514,19 +374,21 @@ def test_client_errors(code: str, status: int, retryable: bool) -> None:
 )
 def test_stream_exception_events(code: str, retryable: bool) -> None:
     exc = EventStreamError({"Error": {"Code": code, "Message": "mid-stream"}}, "ConverseStream")
-    error = _translate(exc)
+    error = model().map_error(exc)
     assert isinstance(error, ProviderError)
     assert (error.status, error.retryable, error.error_type) == (None, retryable, code)
 
 
 def test_other_botocore_errors() -> None:
-    connection = _translate(EndpointConnectionError(endpoint_url="https://bedrock-runtime.example"))
+    connection = model().map_error(
+        EndpointConnectionError(endpoint_url="https://bedrock-runtime.example")
+    )
     assert isinstance(connection, ProviderError) and connection.retryable
-    invalid = _translate(ParamValidationError(report="Unknown parameter in input: 'bogus'"))
+    invalid = model().map_error(ParamValidationError(report="Unknown parameter in input: 'bogus'"))
     assert isinstance(invalid, ConfigurationError) and "bogus" in str(invalid)
-    no_credentials = _translate(NoCredentialsError())
+    no_credentials = model().map_error(NoCredentialsError())
     assert isinstance(no_credentials, ConfigurationError) and "AWS credentials" in str(
         no_credentials
     )
     other = ValueError("not a vendor error")
-    assert _translate(other) is other
+    assert model().map_error(other) is other

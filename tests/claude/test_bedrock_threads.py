@@ -20,7 +20,7 @@ from botocore.config import Config
 from tests.support.claude import QUESTION, TOOLS
 from thinkagent import Agent, Message, ModelRequest, RunCancelled, ThinkingDelta
 from thinkagent.emulator import Emulator, Fault
-from thinkagent.providers.bedrock import BedrockModel, ClaudeThinking
+from thinkagent.providers.claude import BedrockModel, ClaudeThinking
 
 MODEL_ID = "us.anthropic.claude-sonnet-4-6-v1:0"
 #: Each event of a slow stream waits this long: a reader left blocked would outlive the test.
@@ -42,12 +42,12 @@ def other_tasks() -> set[asyncio.Task[Any]]:
 
 
 async def test_cancelling_a_run_closes_the_stream_and_joins_its_thread(
-    emu: Emulator, client: Any
+    emu: Emulator, bedrock_client: Any
 ) -> None:
     emu.inject(slow_stream())
     baseline = threading.active_count()
     first_delta = asyncio.Event()
-    agent = Agent(model(client), tools=TOOLS)
+    agent = Agent(model(bedrock_client), tools=TOOLS)
 
     caught: list[RunCancelled] = []
 
@@ -74,10 +74,12 @@ async def test_cancelling_a_run_closes_the_stream_and_joins_its_thread(
     assert caught[0].messages == [Message.user(QUESTION)]
 
 
-async def test_closing_the_stream_early_joins_its_thread(emu: Emulator, client: Any) -> None:
+async def test_closing_the_stream_early_joins_its_thread(
+    emu: Emulator, bedrock_client: Any
+) -> None:
     emu.inject(slow_stream())
     baseline = threading.active_count()
-    stream = model(client).stream(ModelRequest([Message.user(QUESTION)]))
+    stream = model(bedrock_client).stream(ModelRequest([Message.user(QUESTION)]))
     first = await stream.__anext__()
     assert isinstance(first, ThinkingDelta)
     started = time.monotonic()
@@ -87,10 +89,10 @@ async def test_closing_the_stream_early_joins_its_thread(emu: Emulator, client: 
     assert other_tasks() == set()
 
 
-async def test_cancelling_before_the_response_starts(emu: Emulator, client: Any) -> None:
+async def test_cancelling_before_the_response_starts(emu: Emulator, bedrock_client: Any) -> None:
     emu.inject(slow_stream())
     baseline = threading.active_count()
-    stream = model(client).stream(ModelRequest([Message.user(QUESTION)]))
+    stream = model(bedrock_client).stream(ModelRequest([Message.user(QUESTION)]))
     task = asyncio.create_task(stream.__anext__())
     await asyncio.sleep(0.01)
     task.cancel()
@@ -101,9 +103,9 @@ async def test_cancelling_before_the_response_starts(emu: Emulator, client: Any)
     assert other_tasks() == set()
 
 
-async def test_a_finished_stream_leaves_no_thread(client: Any) -> None:
+async def test_a_finished_stream_leaves_no_thread(bedrock_client: Any) -> None:
     baseline = threading.active_count()
-    result = await Agent(model(client), tools=TOOLS).run_stream(QUESTION).__aenter__()
+    result = await Agent(model(bedrock_client), tools=TOOLS).run_stream(QUESTION).__aenter__()
     async for _ in result:
         pass
     assert result.result.output
@@ -111,9 +113,9 @@ async def test_a_finished_stream_leaves_no_thread(client: Any) -> None:
     assert other_tasks() == set()
 
 
-async def test_concurrent_streams_each_get_a_reader(client: Any) -> None:
+async def test_concurrent_streams_each_get_a_reader(bedrock_client: Any) -> None:
     baseline = threading.active_count()
-    agent = Agent(model(client), tools=TOOLS)
+    agent = Agent(model(bedrock_client), tools=TOOLS)
 
     async def one(city: str) -> str:
         async with agent.run_stream(f"What's the weather in {city}?") as stream:
@@ -249,7 +251,7 @@ async def test_cancelling_a_run_before_the_headers_returns_at_once() -> None:
 # --- non-streamed calls -----------------------------------------------------------------------
 
 
-async def test_a_busy_default_executor_does_not_hold_up_a_request(client: Any) -> None:
+async def test_a_busy_default_executor_does_not_hold_up_a_request(bedrock_client: Any) -> None:
     """`converse` runs in Bedrock's own threads: sync tools (or anything else) filling the
     loop's default executor cannot starve it."""
     loop = asyncio.get_running_loop()
@@ -258,7 +260,7 @@ async def test_a_busy_default_executor_does_not_hold_up_a_request(client: Any) -
     busy = loop.run_in_executor(None, release.wait, 30)
     try:
         response = await asyncio.wait_for(
-            model(client).request(ModelRequest([Message.user(QUESTION)])), 10
+            model(bedrock_client).request(ModelRequest([Message.user(QUESTION)])), 10
         )
     finally:
         release.set()

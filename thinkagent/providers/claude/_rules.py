@@ -1,19 +1,21 @@
-"""Claude configuration, rules and model options shared by the Anthropic and Bedrock adapters.
+"""What the Anthropic and Bedrock adapters share: the thinking configuration, Claude's rules
+(which models think by default, tool choice, the replay policy, the current tool loop's
+thinking rule, finish reasons, usage) and `ClaudeModel`, their base class.
 
-Pure Python: no vendor SDK is imported here. `ClaudeThinking` is re-exported by
-`thinkagent.providers.anthropic` and `thinkagent.providers.bedrock`.
+Pure Python: no vendor SDK is imported here. The user-facing names are exported by
+`thinkagent.providers.claude`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NoReturn, get_args
 
-from ..errors import ConfigurationError, HistoryError
-from ..history import ForeignReasoning, for_scope
-from ..messages import (
+from ...errors import ConfigurationError, HistoryError
+from ...history import ForeignReasoning, for_scope
+from ...messages import (
     FinishReason,
     Message,
     Part,
@@ -24,8 +26,8 @@ from ..messages import (
     ToolResult,
     Usage,
 )
-from ._common import ClientT, ModelInfo, check_foreign_reasoning, merge_settings, tool_choice_name
-from .base import ModelRequest, ModelSettings, ToolDefinition
+from .._common import AdapterBase, ClientT, merge_settings, tool_choice_name
+from ..base import ModelRequest, ModelSettings, ToolDefinition
 
 __all__ = [
     "MIN_BUDGET_TOKENS",
@@ -41,6 +43,7 @@ __all__ = [
     "check_tool_choice",
     "claude_name",
     "finish_reason",
+    "raise_mapped",
     "replay_turns",
     "stop_details",
     "thinking_active",
@@ -278,6 +281,12 @@ Turn = tuple[Literal["user", "assistant"], list[Part]]
 """One message to send: its role and the parts that go on the wire, in order."""
 
 
+def _proven(block: ThinkingBlock) -> bool:
+    """Whether `block` carries a proof Claude verifies: a redacted payload or a signature (an
+    empty signature, which no Claude response carries, proves nothing)."""
+    return block.redacted is not None or block.signature not in (None, "")
+
+
 def _as_text(block: ThinkingBlock) -> TextPart:
     return TextPart(text=f"<thinking>\n{block.text}\n</thinking>")
 
@@ -322,7 +331,7 @@ def replay_turns(
         else:
             for part in message.parts:
                 if isinstance(part, ThinkingBlock):
-                    if part.redacted is not None or part.signature:
+                    if _proven(part):
                         if native_thinking:
                             parts.append(part)
                     elif foreign_reasoning == "text" and part.text.strip():
@@ -383,14 +392,18 @@ def check_thinking_first(turns: Sequence[Turn], sources: Sequence[int]) -> None:
     )
 
 
-class ClaudeModel(ModelInfo[ClientT]):
-    """The options both Claude adapters take, checked before anything is sent: `thinking`,
-    `effort`, `max_tokens`, `foreign_reasoning` and the default `settings`."""
+class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
+    """The base of both Claude adapters: the options every adapter has, and `effort` and
+    `max_tokens`, all read-only and checked (the budget against `max_tokens`) before the
+    client is built."""
 
     def __init__(
         self,
         model_name: str,
         *,
+        client: ClientT | None,
+        default_client: Callable[[], ClientT],
+        scope: str,
         thinking: ClaudeThinking | None,
         effort: Effort | None,
         max_tokens: int,
@@ -398,16 +411,19 @@ class ClaudeModel(ModelInfo[ClientT]):
         settings: ModelSettings | None,
     ) -> None:
         check_effort(effort)
-        check_foreign_reasoning(foreign_reasoning)
         check_max_tokens(max_tokens, thinking)
         if settings and "max_tokens" in settings:
             check_max_tokens(settings["max_tokens"], thinking)
-        self._model_name = model_name
-        self._thinking = thinking
+        super().__init__(
+            model_name,
+            client=default_client() if client is None else client,
+            scope=scope,
+            thinking=thinking,
+            foreign_reasoning=foreign_reasoning,
+            settings=settings,
+        )
         self._effort: Effort | None = effort
         self._max_tokens = max_tokens
-        self._foreign_reasoning: ForeignReasoning = foreign_reasoning
-        self.settings: ModelSettings = settings or {}
         self._thinking_on = thinking_active(thinking, model_name)
         # With no configuration the model's default decides, which the name may not tell
         # (an inference profile ARN, a model newer than these rules): this scope's signed
@@ -416,28 +432,22 @@ class ClaudeModel(ModelInfo[ClientT]):
         self._replay_thinking = thinking is None or thinking.type != "disabled"
 
     @property
-    def thinking(self) -> ClaudeThinking | None:
-        return self._thinking
-
-    @property
     def effort(self) -> Effort | None:
+        """How much effort the model spends (`output_config.effort`), or None for its default."""
         return self._effort
 
     @property
     def max_tokens(self) -> int:
+        """The default output limit (a request's `max_tokens` setting overrides it)."""
         return self._max_tokens
 
-    @property
-    def foreign_reasoning(self) -> ForeignReasoning:
-        return self._foreign_reasoning
-
-    def _replay(self, messages: Sequence[Message], scope: str) -> list[Turn]:
+    def _replay(self, messages: Sequence[Message]) -> list[Turn]:
         """The turns to send for `messages` (see `replay_turns`), checked against Claude's
         thinking rule when the request is known to think."""
         return replay_turns(
             messages,
-            scope,
-            foreign_reasoning=self._foreign_reasoning,
+            self.scope,
+            foreign_reasoning=self.foreign_reasoning,
             native_thinking=self._replay_thinking,
             thinking_required=self._thinking_on,
         )
@@ -448,8 +458,17 @@ class ClaudeModel(ModelInfo[ClientT]):
         settings = merge_settings(self.settings, request.settings)
         max_tokens = settings.get("max_tokens", self._max_tokens)
         if max_tokens != self._max_tokens:
-            check_max_tokens(max_tokens, self._thinking)
+            check_max_tokens(max_tokens, self.thinking)
         check_tool_choice(
             settings.get("tool_choice"), thinking=self._thinking_on, tools=request.tools
         )
         return settings, max_tokens
+
+
+def raise_mapped(error: BaseException, cause: BaseException) -> NoReturn:
+    """Raise `error`, what `map_error` made of the vendor exception `cause`, chained to it; an
+    exception `map_error` did not know comes back as `cause` and is raised as it is (never
+    chained to itself)."""
+    if error is cause:
+        raise cause
+    raise error from cause

@@ -1,8 +1,11 @@
-"""The Claude thinking configuration and the model options, validated before anything is sent."""
+"""The Claude family's public names, the thinking configuration and the model options,
+validated before anything is sent."""
 
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -10,14 +13,75 @@ import pytest
 from thinkagent import Agent, ConfigurationError, Model
 from thinkagent.providers import anthropic as anthropic_module
 from thinkagent.providers import bedrock as bedrock_module
-from thinkagent.providers._claude import (
+from thinkagent.providers import claude
+from thinkagent.providers.claude import AnthropicModel, BedrockModel, ClaudeThinking
+from thinkagent.providers.claude._rules import (
     claude_name,
     finish_reason,
     thinking_active,
     thinks_by_default,
 )
-from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
-from thinkagent.providers.bedrock import BedrockModel
+
+
+def test_the_family_exports_its_user_facing_names() -> None:
+    assert sorted(claude.__all__) == [
+        "AnthropicModel",
+        "BedrockModel",
+        "ClaudeThinking",
+        "Effort",
+        "MIN_BUDGET_TOKENS",
+        "ThinkingDisplay",
+        "ThinkingType",
+    ]
+    assert claude.MIN_BUDGET_TOKENS == 1024
+    # the first import paths are the same objects
+    assert anthropic_module.AnthropicModel is AnthropicModel
+    assert bedrock_module.BedrockModel is BedrockModel
+    assert anthropic_module.ClaudeThinking is bedrock_module.ClaudeThinking is ClaudeThinking
+    with pytest.raises(AttributeError):
+        claude.NoSuchModel  # type: ignore[attr-defined]  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    ("blocked", "imports"),
+    [
+        ("boto3", "thinkagent.providers.anthropic, thinkagent.providers.claude.anthropic"),
+        ("anthropic", "thinkagent.providers.bedrock, thinkagent.providers.claude.bedrock"),
+        ("anthropic", "thinkagent.providers.claude"),
+    ],
+)
+def test_a_model_needs_only_its_own_sdk(blocked: str, imports: str) -> None:
+    """The family imports its models lazily: one never pulls in the other's SDK."""
+    script = (
+        f"import sys; sys.modules[{blocked!r}] = None; import {imports}; "
+        f"assert {blocked!r} not in [n.split('.')[0] for n, m in sys.modules.items() if m]"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
+@pytest.mark.parametrize(
+    ("model", "options"),
+    [
+        (
+            AnthropicModel("claude-opus-4-7", client=object(), extra_body={"a": 1}),  # type: ignore[arg-type]
+            ["extra_body", "extra_headers"],
+        ),
+        (
+            BedrockModel("anthropic.claude-opus-4-7-v1:0", client=object()),
+            ["additional_model_request_fields", "extra_headers"],
+        ),
+    ],
+    ids=["anthropic", "bedrock"],
+)
+def test_options_are_read_only(model: Any, options: list[str]) -> None:
+    """A model is shared by concurrent runs: its options are given once, at construction."""
+    common = ["model_name", "scope", "client", "thinking", "effort", "max_tokens"]
+    for name in [*common, "foreign_reasoning", "settings", *options]:
+        with pytest.raises(AttributeError):
+            setattr(model, name, getattr(model, name))
+    for name in options:
+        with pytest.raises(TypeError):
+            getattr(model, name)["x"] = "y"
 
 
 def test_constructors_and_wire_form() -> None:
@@ -164,6 +228,9 @@ def test_which_models_think_by_default(model: str, name: str | None, default: bo
 )
 def test_finish_reasons(raw: str | None, normalised: str | None) -> None:
     assert finish_reason(raw) == normalised
+    assert (
+        AnthropicModel.map_finish_reason(raw) == BedrockModel.map_finish_reason(raw) == normalised
+    )
 
 
 async def test_missing_credentials_are_a_configuration_error(

@@ -1,6 +1,6 @@
 """Against the real Anthropic API: opt-in, skipped unless ANTHROPIC_API_KEY is set.
 
-    ANTHROPIC_API_KEY=... python -m pytest tests/anthropic/test_live.py -m live
+    ANTHROPIC_API_KEY=... python -m pytest tests/claude/test_anthropic_live.py -m live
 
 THINKAGENT_ANTHROPIC_MODEL picks the model (default claude-sonnet-4-6).
 """
@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.claude import MAGIC, TOOLS, run
 from thinkagent import Agent, ProviderError, dump_messages, load_messages
-from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
+from thinkagent.providers.claude import AnthropicModel, ClaudeThinking
 
 pytestmark = [
     pytest.mark.live,

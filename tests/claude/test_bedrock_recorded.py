@@ -22,7 +22,7 @@ from thinkagent import (
     dump_messages,
     load_messages,
 )
-from thinkagent.providers.bedrock import BedrockModel, ClaudeThinking
+from thinkagent.providers.claude import BedrockModel, ClaudeThinking
 
 MODEL_ID = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
 _SERVICE = botocore.session.get_session().get_service_model("bedrock-runtime")

@@ -1,0 +1,49 @@
+"""The Claude family: `AnthropicModel` (the Messages API, through `anthropic`) and
+`BedrockModel` (AWS Bedrock's Converse API, through boto3), with the thinking configuration
+both take.
+
+```python
+from thinkagent.providers.claude import AnthropicModel, ClaudeThinking
+
+model = AnthropicModel("claude-opus-4-7", thinking=ClaudeThinking.adaptive(), effort="high")
+```
+
+Each model is imported on first use, so importing the family needs only the SDK of the model
+you use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._rules import MIN_BUDGET_TOKENS, ClaudeThinking, Effort, ThinkingDisplay, ThinkingType
+
+if TYPE_CHECKING:
+    from .anthropic import AnthropicModel
+    from .bedrock import BedrockModel
+
+__all__ = [
+    "MIN_BUDGET_TOKENS",
+    "AnthropicModel",
+    "BedrockModel",
+    "ClaudeThinking",
+    "Effort",
+    "ThinkingDisplay",
+    "ThinkingType",
+]
+
+_MODELS = {"AnthropicModel": ".anthropic", "BedrockModel": ".bedrock"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODELS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
