@@ -150,7 +150,7 @@ async def test_cancelling_a_streamed_run_releases_the_stream(
     task = asyncio.create_task(consume())
     await asyncio.wait_for(first_delta.wait(), 10)
     task.cancel()
-    with pytest.raises(asyncio.CancelledError):  # a RunCancelled inside the task
+    with pytest.raises(asyncio.CancelledError):  # asyncio's own, the evidence as its cause
         await task
     assert asyncio.all_tasks() == {asyncio.current_task()}
     # the client is still usable: the cancelled response was closed
