@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError
 
 from thinkagent.emulator import Emulator
 from thinkagent.emulator.brain import MAGIC_REDACTED_PROMPT
-from thinkagent.emulator.wire.bedrock import claude_name
+from thinkagent.emulator.claude.bedrock import claude_name
 
 from .conftest import BEDROCK_TOOLS, QUESTION, TOOL_OUTPUT
 

@@ -11,8 +11,8 @@ import openai
 import pytest
 
 from thinkagent.emulator import Emulator, Reply
+from thinkagent.emulator.openai.responses import open_reasoning, seal_reasoning
 from thinkagent.emulator.signing import Signer
-from thinkagent.emulator.wire.openai_responses import open_reasoning, seal_reasoning
 
 from .conftest import QUESTION, RESPONSES_TOOLS, TOOL_OUTPUT
 

@@ -7,7 +7,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from thinkagent.emulator import Emulator, Reply, ToolCallSpec, Usage
+from thinkagent.emulator import Emulator, Reply, ReplyUsage, ToolCallSpec
 
 from .conftest import ANTHROPIC_TOOLS, BEDROCK_TOOLS, QUESTION
 
@@ -33,7 +33,7 @@ async def test_scripted_turns_then_the_brain(
                 text="Checking Rome.",
                 tool_calls=[ToolCallSpec("get_weather", {"city": "Rome"})],
             ),
-            Reply(text="Rome is warm.", usage=Usage(input_tokens=7, output_tokens=3)),
+            Reply(text="Rome is warm.", usage=ReplyUsage(input_tokens=7, output_tokens=3)),
         ],
     )
     first = await anthropic_client.messages.create(messages=[USER], **REQUEST)

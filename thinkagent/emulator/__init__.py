@@ -10,8 +10,8 @@ an independent oracle, judged by the official SDKs and the real recordings.
 """
 
 from .faults import Fault
-from .model import Reply, ToolCallSpec, Usage
+from .model import Reply, ReplyUsage, ToolCallSpec
 from .recording import RecordedRequest
 from .server import Emulator
 
-__all__ = ["Emulator", "Fault", "RecordedRequest", "Reply", "ToolCallSpec", "Usage"]
+__all__ = ["Emulator", "Fault", "RecordedRequest", "Reply", "ReplyUsage", "ToolCallSpec"]
