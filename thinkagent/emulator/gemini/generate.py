@@ -121,20 +121,17 @@ class _GoogleAPI(WireAPI):
     # --- errors -----------------------------------------------------------------------
 
     def error(self, request: WireRequest, error: WireError) -> JsonReply:
-        code, name = _status(error.status)
-        body = _error_body(code, name, self._message(code, error), error.retry_after)
-        return JsonReply(body, code)
+        return JsonReply(self._body(error, error.retry_after), _status(error.status)[0])
 
     def stream_error(self, request: WireRequest, error: WireError, *, index: int) -> bytes:
-        code, name = _status(error.status)
-        return (
-            b"data: " + dumps(_error_body(code, name, self._message(code, error), None)) + _SSE_END
-        )
+        return b"data: " + dumps(self._body(error, None)) + _SSE_END
 
-    def _message(self, code: int, error: WireError) -> str:
-        return (
+    def _body(self, error: WireError, retry_after: float | None) -> dict[str, Any]:
+        code, name = _status(error.status)
+        message = (
             error.message or self.messages.get(code) or self.messages[500 if code >= 500 else 400]
         )
+        return _error_body(code, name, message, retry_after)
 
     def malformed_event(self) -> bytes:
         return _CHUNK_START + b'{"text": ' + _SSE_END

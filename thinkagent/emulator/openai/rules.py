@@ -31,7 +31,6 @@ __all__ = [
     "ReasoningDialect",
     "brain_effort",
     "check_effort",
-    "error_body",
     "invalid_value",
     "is_azure",
     "missing_parameter",
@@ -100,13 +99,13 @@ class OpenAIError(WireError):
         code: str | None = None,
     ) -> None:
         super().__init__(status, message, type=type)
-        self.body = error_body(message, type, param, code)
+        self.body = _error_body(message, type, param, code)
 
 
 class AzureError(WireError):
-    """A refusal in Azure's own shape, ``{"error": {"code", "message"}}``: its gateway's
-    401 and 429 (plain :class:`WireError` s of those statuses on Azure routes are too) and
-    the 404 of a dated route without ``api-version``."""
+    """A refusal in Azure's own shape, ``{"error": {"code", "message"}}``: the 404 of a
+    dated route without ``api-version``, and its gateway's 401 and 429 (which a plain
+    :class:`WireError` of those statuses on an Azure route gets too)."""
 
 
 def is_azure(request: WireRequest) -> bool:
@@ -114,7 +113,7 @@ def is_azure(request: WireRequest) -> bool:
     return request.path.startswith("/openai/")
 
 
-def error_body(
+def _error_body(
     message: str, type: str, param: str | None = None, code: str | None = None
 ) -> dict[str, Any]:
     """OpenAI's error body."""
@@ -180,7 +179,7 @@ class OpenAIWire(WireAPI):
             body = {"error": {"code": str(status), "message": text}}
         else:
             kind, default, code = _default(status, error.retry_after)
-            body = error_body(error.message or default, kind, None, code)
+            body = _error_body(error.message or default, kind, None, code)
         return JsonReply(body, status, headers)
 
     def _azure_message(self, request: WireRequest, status: int, retry_after: float | None) -> str:
