@@ -12,7 +12,7 @@ import pytest
 from thinkagent.emulator import Emulator
 from thinkagent.emulator.brain import MAGIC_REDACTED_PROMPT
 
-from .conftest import ANTHROPIC_TOOLS, BEDROCK_TOOLS, QUESTION, TOOL_OUTPUT
+from .tools import ANTHROPIC_TOOLS, BEDROCK_TOOLS, QUESTION, TOOL_OUTPUT
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
 
@@ -479,10 +479,10 @@ async def test_forced_tool_choice_with_thinking_is_rejected(
 
 
 async def test_bedrock_signature_is_invalid_on_anthropic(
-    emu: Emulator, bedrock: Any, anthropic_client: anthropic.AsyncAnthropic
+    emu: Emulator, bedrock_client: Any, anthropic_client: anthropic.AsyncAnthropic
 ) -> None:
     response = await asyncio.to_thread(
-        bedrock.converse,
+        bedrock_client.converse,
         modelId="anthropic.claude-sonnet-4-5-20250929-v1:0",
         messages=[{"role": "user", "content": [{"text": QUESTION}]}],
         toolConfig=BEDROCK_TOOLS,

@@ -8,14 +8,15 @@ import http.client
 import json
 from typing import Any
 
+import anthropic
 import pytest
 from botocore.exceptions import ClientError
 
 from thinkagent.emulator import Emulator
 from thinkagent.emulator.brain import MAGIC_REDACTED_PROMPT
-from thinkagent.emulator.wire.bedrock import claude_name
+from thinkagent.emulator.claude.bedrock import claude_name
 
-from .conftest import BEDROCK_TOOLS, QUESTION, TOOL_OUTPUT
+from .tools import BEDROCK_TOOLS, QUESTION, TOOL_OUTPUT
 
 MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 BUDGET = {"thinking": {"type": "enabled", "budget_tokens": 2048}}
@@ -120,10 +121,10 @@ INTERLEAVED = {**BUDGET, "anthropic_beta": ["interleaved-thinking-2025-05-14"]}
     ids=["budget", "budget-interleaved", "adaptive"],
 )
 def test_three_turn_thinking_tool_loop(
-    emu: Emulator, bedrock: Any, stream: bool, thinking: dict[str, Any], interleaved: bool
+    emu: Emulator, bedrock_client: Any, stream: bool, thinking: dict[str, Any], interleaved: bool
 ) -> None:
     messages: list[Any] = [USER]
-    first = converse(bedrock, messages, stream=stream, additionalModelRequestFields=thinking)
+    first = converse(bedrock_client, messages, stream=stream, additionalModelRequestFields=thinking)
     content = first["output"]["message"]["content"]
     assert first["stopReason"] == "tool_use"
     assert [next(iter(b)) for b in content] == ["reasoningContent", "text", "toolUse"]
@@ -135,13 +136,15 @@ def test_three_turn_thinking_tool_loop(
     assert content[2]["toolUse"]["toolUseId"].startswith("tooluse_")
 
     messages += [assistant(first), results_for(first)]
-    second = converse(bedrock, messages, stream=stream, additionalModelRequestFields=thinking)
+    second = converse(
+        bedrock_client, messages, stream=stream, additionalModelRequestFields=thinking
+    )
     second_content = second["output"]["message"]["content"]
     assert second_content[-1]["toolUse"]["input"] == {"city": "Paris", "format": "24h"}
     assert ("reasoningContent" in second_content[0]) == interleaved
 
     messages += [assistant(second), results_for(second)]
-    third = converse(bedrock, messages, stream=stream, additionalModelRequestFields=thinking)
+    third = converse(bedrock_client, messages, stream=stream, additionalModelRequestFields=thinking)
     assert third["stopReason"] == "end_turn"
     text = third["output"]["message"]["content"][-1]["text"]
     assert "sunny, 21 C" in text
@@ -161,8 +164,10 @@ def test_three_turn_thinking_tool_loop(
     assert sent[0].auth == "AWS4-HMAC-SHA256"
 
 
-def test_stream_follows_the_service_shapes(bedrock: Any) -> None:
-    events = converse(bedrock, [USER], stream=True, additionalModelRequestFields=BUDGET)["events"]
+def test_stream_follows_the_service_shapes(bedrock_client: Any) -> None:
+    events = converse(bedrock_client, [USER], stream=True, additionalModelRequestFields=BUDGET)[
+        "events"
+    ]
     names = [next(iter(e)) for e in events]
     assert names[0] == "messageStart"
     assert names[-2:] == ["messageStop", "metadata"]
@@ -179,22 +184,22 @@ def test_stream_follows_the_service_shapes(bedrock: Any) -> None:
     assert events[-1]["metadata"]["metrics"]["latencyMs"] > 0
 
 
-def test_stream_and_json_agree(bedrock: Any) -> None:
-    plain = converse(bedrock, [USER], additionalModelRequestFields=BUDGET)
-    streamed = converse(bedrock, [USER], stream=True, additionalModelRequestFields=BUDGET)
+def test_stream_and_json_agree(bedrock_client: Any) -> None:
+    plain = converse(bedrock_client, [USER], additionalModelRequestFields=BUDGET)
+    streamed = converse(bedrock_client, [USER], stream=True, additionalModelRequestFields=BUDGET)
     assert plain["output"] == streamed["output"]
     assert plain["usage"]["outputTokens"] == streamed["usage"]["outputTokens"]
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "eventstream"])
-def test_redacted_content_is_bytes_and_replays(bedrock: Any, stream: bool) -> None:
+def test_redacted_content_is_bytes_and_replays(bedrock_client: Any, stream: bool) -> None:
     messages: list[Any] = [{"role": "user", "content": [{"text": MAGIC_REDACTED_PROMPT}]}]
-    first = converse(bedrock, messages, stream=stream, additionalModelRequestFields=BUDGET)
+    first = converse(bedrock_client, messages, stream=stream, additionalModelRequestFields=BUDGET)
     redacted = first["output"]["message"]["content"][0]["reasoningContent"]["redactedContent"]
     assert isinstance(redacted, bytes)
     assert len(redacted) > 400
     second = converse(
-        bedrock,
+        bedrock_client,
         [*messages, assistant(first), results_for(first)],
         additionalModelRequestFields=BUDGET,
     )
@@ -205,21 +210,25 @@ def test_redacted_content_is_bytes_and_replays(bedrock: Any, stream: bool) -> No
     )
     with pytest.raises(ClientError) as exc:
         converse(
-            bedrock, [*messages, tampered, results_for(first)], additionalModelRequestFields=BUDGET
+            bedrock_client,
+            [*messages, tampered, results_for(first)],
+            additionalModelRequestFields=BUDGET,
         )
     assert validation_message(exc) == (
         "The model returned the following errors: messages.1.content.0: Invalid `data` in `redacted_thinking` block"
     )
 
 
-def test_display_omitted(bedrock: Any) -> None:
+def test_display_omitted(bedrock_client: Any) -> None:
     omitted = {"thinking": {"type": "enabled", "budget_tokens": 2048, "display": "omitted"}}
-    first = converse(bedrock, [USER], additionalModelRequestFields=omitted)
+    first = converse(bedrock_client, [USER], additionalModelRequestFields=omitted)
     reasoning = first["output"]["message"]["content"][0]["reasoningContent"]["reasoningText"]
     assert reasoning["text"] == ""
     assert reasoning["signature"]
     again = converse(
-        bedrock, [USER, assistant(first), results_for(first)], additionalModelRequestFields=omitted
+        bedrock_client,
+        [USER, assistant(first), results_for(first)],
+        additionalModelRequestFields=omitted,
     )
     assert again["stopReason"] == "tool_use"
 
@@ -229,19 +238,21 @@ def flip(text: str) -> str:
     return text[:i] + ("A" if text[i] != "A" else "B") + text[i + 1 :]
 
 
-def test_altered_signature_is_rejected(bedrock: Any) -> None:
-    first = converse(bedrock, [USER], additionalModelRequestFields=BUDGET)
+def test_altered_signature_is_rejected(bedrock_client: Any) -> None:
+    first = converse(bedrock_client, [USER], additionalModelRequestFields=BUDGET)
     bad = copy.deepcopy(assistant(first))
     text_block = bad["content"][0]["reasoningContent"]["reasoningText"]
     text_block["signature"] = flip(text_block["signature"])
     with pytest.raises(ClientError) as exc:
-        converse(bedrock, [USER, bad, results_for(first)], additionalModelRequestFields=BUDGET)
+        converse(
+            bedrock_client, [USER, bad, results_for(first)], additionalModelRequestFields=BUDGET
+        )
     assert validation_message(exc) == (
         "The model returned the following errors: messages.1.content.0: Invalid `signature` in `thinking` block"
     )
     with pytest.raises(ClientError) as exc:  # a stream refuses before it starts, as a 400
         converse(
-            bedrock,
+            bedrock_client,
             [USER, bad, results_for(first)],
             stream=True,
             additionalModelRequestFields=BUDGET,
@@ -249,17 +260,21 @@ def test_altered_signature_is_rejected(bedrock: Any) -> None:
     assert "Invalid `signature` in `thinking` block" in validation_message(exc)
     del text_block["signature"]
     with pytest.raises(ClientError) as exc:
-        converse(bedrock, [USER, bad, results_for(first)], additionalModelRequestFields=BUDGET)
+        converse(
+            bedrock_client, [USER, bad, results_for(first)], additionalModelRequestFields=BUDGET
+        )
     assert validation_message(exc) == (
         "The model returned the following errors: messages.1.content.0.thinking.signature: Field required"
     )
 
 
-def test_dropped_thinking_is_rejected(bedrock: Any) -> None:
-    first = converse(bedrock, [USER], additionalModelRequestFields=BUDGET)
+def test_dropped_thinking_is_rejected(bedrock_client: Any) -> None:
+    first = converse(bedrock_client, [USER], additionalModelRequestFields=BUDGET)
     dropped = {"role": "assistant", "content": first["output"]["message"]["content"][1:]}
     with pytest.raises(ClientError) as exc:
-        converse(bedrock, [USER, dropped, results_for(first)], additionalModelRequestFields=BUDGET)
+        converse(
+            bedrock_client, [USER, dropped, results_for(first)], additionalModelRequestFields=BUDGET
+        )
     assert validation_message(exc).startswith(
         "The model returned the following errors: messages.1.content.0.type: Expected `thinking` or "
         "`redacted_thinking`, but found `text`. When `thinking` is enabled, a final `assistant` message must start "
@@ -267,36 +282,37 @@ def test_dropped_thinking_is_rejected(bedrock: Any) -> None:
     )
 
 
-def test_thinking_while_disabled_and_forced_tool_choice(bedrock: Any) -> None:
-    first = converse(bedrock, [USER], additionalModelRequestFields=BUDGET)
+def test_thinking_while_disabled_and_forced_tool_choice(bedrock_client: Any) -> None:
+    first = converse(bedrock_client, [USER], additionalModelRequestFields=BUDGET)
     prefill = copy.deepcopy(assistant(first))
     prefill["content"] = [b for b in prefill["content"] if "toolUse" not in b]
     with pytest.raises(ClientError) as exc:  # thinking in the final (prefill) position
-        converse(bedrock, [USER, prefill])
+        converse(bedrock_client, [USER, prefill])
     assert validation_message(exc) == (
         "The model returned the following errors: messages.1.content.0: When thinking is disabled, an "
         "`assistant` message in the final position cannot contain `thinking`. To use thinking blocks, "
         "enable `thinking` in your request."
     )
     # Earlier in the conversation it is accepted (the service strips it).
-    later = converse(bedrock, [USER, assistant(first), results_for(first)])
+    later = converse(bedrock_client, [USER, assistant(first), results_for(first)])
     assert "reasoningContent" not in later["output"]["message"]["content"][0]
     forced = {**BEDROCK_TOOLS, "toolChoice": {"any": {}}}
     with pytest.raises(ClientError) as exc:
-        converse(bedrock, [USER], toolConfig=forced, additionalModelRequestFields=BUDGET)
+        converse(bedrock_client, [USER], toolConfig=forced, additionalModelRequestFields=BUDGET)
     assert validation_message(exc) == (
         "The model returned the following errors: Thinking may not be enabled when tool_choice forces tool use."
     )
     assert (
         "toolUse"
-        in converse(bedrock, [USER], toolConfig=forced)["output"]["message"]["content"][-1]
+        in converse(bedrock_client, [USER], toolConfig=forced)["output"]["message"]["content"][-1]
     )
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
-async def test_anthropic_signature_is_invalid_on_bedrock(emu: Emulator, bedrock: Any) -> None:
-    client = emu.anthropic_client(max_retries=0)
-    reply = await client.messages.create(
+async def test_anthropic_signature_is_invalid_on_bedrock(
+    bedrock_client: Any, anthropic_client: anthropic.AsyncAnthropic
+) -> None:
+    reply = await anthropic_client.messages.create(
         model="claude-sonnet-4-5",
         max_tokens=4096,
         thinking={"type": "enabled", "budget_tokens": 2048},
@@ -309,7 +325,6 @@ async def test_anthropic_signature_is_invalid_on_bedrock(emu: Emulator, bedrock:
         ],
         messages=[{"role": "user", "content": QUESTION}],
     )
-    await client.close()
     thinking, use = reply.content[0], reply.content[-1]
     forged = {
         "role": "assistant",
@@ -327,16 +342,16 @@ async def test_anthropic_signature_is_invalid_on_bedrock(emu: Emulator, bedrock:
         "content": [{"toolResult": {"toolUseId": use.id, "content": [{"text": "sunny"}]}}],
     }
     with pytest.raises(ClientError) as exc:
-        converse(bedrock, [USER, forged, result], additionalModelRequestFields=BUDGET)
+        converse(bedrock_client, [USER, forged, result], additionalModelRequestFields=BUDGET)
     assert validation_message(exc) == (
         "The model returned the following errors: messages.1.content.0: Invalid `signature` in `thinking` block"
     )
 
 
-def test_thinking_config_errors_come_from_the_model(bedrock: Any) -> None:
+def test_thinking_config_errors_come_from_the_model(bedrock_client: Any) -> None:
     with pytest.raises(ClientError) as exc:
         converse(
-            bedrock,
+            bedrock_client,
             [USER],
             additionalModelRequestFields={"thinking": {"type": "enabled", "budget_tokens": 100}},
         )
@@ -345,21 +360,24 @@ def test_thinking_config_errors_come_from_the_model(bedrock: Any) -> None:
     )
     with pytest.raises(ClientError) as exc:
         converse(
-            bedrock,
+            bedrock_client,
             [USER],
             modelId="global.anthropic.claude-opus-4-7",
             additionalModelRequestFields=BUDGET,
         )
     assert '"thinking.type.enabled" is not supported for this model' in validation_message(exc)
     reply = converse(
-        bedrock, [USER], modelId="global.anthropic.claude-opus-4-7", outputConfig={"effort": "high"}
+        bedrock_client,
+        [USER],
+        modelId="global.anthropic.claude-opus-4-7",
+        outputConfig={"effort": "high"},
     )
     assert (
         reply["output"]["message"]["content"][0]["reasoningContent"]["reasoningText"]["text"] == ""
     )
 
 
-def test_model_ids_and_conversation_shape(bedrock: Any) -> None:
+def test_model_ids_and_conversation_shape(bedrock_client: Any) -> None:
     assert (
         claude_name("us.anthropic.claude-sonnet-4-5-20250929-v1:0") == "claude-sonnet-4-5-20250929"
     )
@@ -370,16 +388,16 @@ def test_model_ids_and_conversation_shape(bedrock: Any) -> None:
     ) == ("claude-haiku-4-5-20251001")
     assert claude_name("amazon.nova-pro-v1:0") is None
     with pytest.raises(ClientError) as exc:
-        converse(bedrock, [USER], modelId="amazon.nova-pro-v1:0")
+        converse(bedrock_client, [USER], modelId="amazon.nova-pro-v1:0")
     assert validation_message(exc) == "The provided model identifier is invalid."
     with pytest.raises(ClientError) as exc:
-        converse(bedrock, [{"role": "assistant", "content": [{"text": "Hi"}]}])
+        converse(bedrock_client, [{"role": "assistant", "content": [{"text": "Hi"}]}])
     assert validation_message(exc).startswith("A conversation must start with a user message.")
 
 
-def test_system_prompt_and_json_tool_results(bedrock: Any) -> None:
+def test_system_prompt_and_json_tool_results(bedrock_client: Any) -> None:
     first = converse(
-        bedrock,
+        bedrock_client,
         [USER],
         system=[{"text": "Answer in one line."}],
         additionalModelRequestFields=BUDGET,
@@ -396,7 +414,7 @@ def test_system_prompt_and_json_tool_results(bedrock: Any) -> None:
         ],
     }
     second = converse(
-        bedrock, [USER, assistant(first), result], additionalModelRequestFields=ADAPTIVE
+        bedrock_client, [USER, assistant(first), result], additionalModelRequestFields=ADAPTIVE
     )
     assert (
         "temp_c"
@@ -421,9 +439,11 @@ def test_requests_without_authorization_are_refused(emu: Emulator) -> None:
     connection.close()
 
 
-def test_tool_ids_of_the_wrong_type_get_a_validation_error(emu: Emulator, bedrock: Any) -> None:
+def test_tool_ids_of_the_wrong_type_get_a_validation_error(
+    emu: Emulator, bedrock_client: Any
+) -> None:
     """botocore validates types itself; a raw request with a non-string id gets a 400."""
-    first = converse(bedrock, [USER], additionalModelRequestFields=BUDGET)
+    first = converse(bedrock_client, [USER], additionalModelRequestFields=BUDGET)
     answers = results_for(first)
     answers["content"][0]["toolResult"]["toolUseId"] = ["not", "a", "string"]
     body = {

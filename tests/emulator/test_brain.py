@@ -9,14 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from thinkagent.emulator.brain import MAGIC_REDACTED_PROMPT, MAX_DEPTH, MAX_ITEMS, plan, subjects
-from thinkagent.emulator.model import (
-    Conversation,
-    Message,
-    Settings,
-    ToolCall,
-    ToolResult,
-    ToolSpec,
-)
+from thinkagent.emulator.model import Call, CallResult, Conversation, Settings, ToolSpec, Turn
 
 WEATHER = ToolSpec(
     "get_weather",
@@ -32,27 +25,23 @@ THINK = Settings(thinking=True)
 
 
 def ask(question: str, *tools: ToolSpec, settings: Settings = THINK) -> Any:
-    return plan(Conversation(messages=(Message("user", question),), tools=tools), settings)
+    return plan(Conversation(turns=(Turn("user", question),), tools=tools), settings)
 
 
 def answer_loop(question: str, *tools: ToolSpec, settings: Settings = THINK) -> list[Any]:
     """Run the loop to the end, answering every call with "ok <name>"."""
-    messages: list[Message] = [Message("user", question)]
+    turns: list[Turn] = [Turn("user", question)]
     replies = []
     for step in range(10):
-        reply = plan(Conversation(messages=tuple(messages), tools=tools), settings)
+        reply = plan(Conversation(turns=tuple(turns), tools=tools), settings)
         replies.append(reply)
         if not reply.tool_calls:
             return replies
         calls = tuple(
-            ToolCall(f"c{step}-{i}", c.name, c.arguments) for i, c in enumerate(reply.tool_calls)
+            Call(f"c{step}-{i}", c.name, c.arguments) for i, c in enumerate(reply.tool_calls)
         )
-        messages.append(
-            Message("assistant", text=reply.text, thinking=reply.thinking or "", tool_calls=calls)
-        )
-        messages.append(
-            Message("user", tool_results=tuple(ToolResult(c.id, f"ok {c.name}") for c in calls))
-        )
+        turns.append(Turn("assistant", text=reply.text, thinking=reply.thinking or "", calls=calls))
+        turns.append(Turn("user", results=tuple(CallResult(c.id, f"ok {c.name}") for c in calls)))
     raise AssertionError("the loop did not end")
 
 
@@ -104,11 +93,11 @@ def test_forced_choices() -> None:
     )
     assert [c.name for c in forced.tool_calls] == ["get_weather"]
     done = (
-        Message("user", "Weather in Paris?"),
-        Message("assistant", tool_calls=(ToolCall("c1", "get_weather", {"city": "Paris"}),)),
-        Message("user", tool_results=(ToolResult("c1", "sunny"),)),
+        Turn("user", "Weather in Paris?"),
+        Turn("assistant", calls=(Call("c1", "get_weather", {"city": "Paris"}),)),
+        Turn("user", results=(CallResult("c1", "sunny"),)),
     )
-    conversation = Conversation(messages=done, tools=(WEATHER,))
+    conversation = Conversation(turns=done, tools=(WEATHER,))
     assert plan(conversation, Settings()).tool_calls == ()  # every planned tool was called: answer
     assert [c.name for c in plan(conversation, Settings(tool_choice="any")).tool_calls] == [
         "get_weather"
@@ -252,10 +241,10 @@ def test_thinking_effort_interleaving_and_redaction() -> None:
     # Anywhere in the user's text: the follow-up turn is redacted too.
     triggered = ask(MAGIC_REDACTED_PROMPT)
     follow_up = Conversation(
-        messages=(
-            Message("user", MAGIC_REDACTED_PROMPT),
-            Message("assistant", text=triggered.text),
-            Message("user", "What was that?"),
+        turns=(
+            Turn("user", MAGIC_REDACTED_PROMPT),
+            Turn("assistant", text=triggered.text),
+            Turn("user", "What was that?"),
         )
     )
     assert plan(follow_up, THINK).redacted

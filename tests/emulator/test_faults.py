@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError, ConnectionClosedError, EventStreamE
 
 from thinkagent.emulator import Emulator, Fault, Reply
 
-from .conftest import ANTHROPIC_TOOLS, BEDROCK_TOOLS, QUESTION
+from .tools import ANTHROPIC_TOOLS, BEDROCK_TOOLS, QUESTION
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -45,12 +45,12 @@ async def collect(client: anthropic.AsyncAnthropic, seen: list[Any]) -> None:
 # --- Anthropic -------------------------------------------------------------------------------
 
 
-async def test_429_is_retried_by_the_client_then_succeeds(emu: Emulator) -> None:
+async def test_429_is_retried_by_the_client_then_succeeds(
+    emu: Emulator, retrying_anthropic_client: anthropic.AsyncAnthropic
+) -> None:
     emu.inject(Fault.rate_limited())
-    client = emu.anthropic_client()  # default retries
     started = time.monotonic()
-    reply = await client.messages.create(**REQUEST)
-    await client.close()
+    reply = await retrying_anthropic_client.messages.create(**REQUEST)
     assert reply.stop_reason == "tool_use"
     assert len(emu.requests) == 2
     assert time.monotonic() - started < 1.0  # retry-after-ms keeps the retry fast
@@ -127,15 +127,15 @@ async def test_connection_cut_mid_thinking(
 
 
 async def test_connection_cut_on_a_json_body(
-    emu: Emulator, anthropic_client: anthropic.AsyncAnthropic
+    emu: Emulator,
+    anthropic_client: anthropic.AsyncAnthropic,
+    retrying_anthropic_client: anthropic.AsyncAnthropic,
 ) -> None:
     emu.inject(Fault.cut())
     with pytest.raises(anthropic.APIConnectionError):
         await anthropic_client.messages.create(**REQUEST)
-    emu.inject(Fault.cut())
-    client = emu.anthropic_client()  # default retries: the cut is retried
-    assert (await client.messages.create(**REQUEST)).stop_reason == "tool_use"
-    await client.close()
+    emu.inject(Fault.cut())  # with the default retries, the cut is retried
+    assert (await retrying_anthropic_client.messages.create(**REQUEST)).stop_reason == "tool_use"
 
 
 async def test_malformed_bodies(emu: Emulator, anthropic_client: anthropic.AsyncAnthropic) -> None:
@@ -201,7 +201,7 @@ def test_a_slowed_response_stops_when_the_client_leaves(
 
 
 async def test_faults_are_queued_per_api_and_consumed_once(
-    emu: Emulator, anthropic_client: anthropic.AsyncAnthropic, bedrock: Any
+    emu: Emulator, anthropic_client: anthropic.AsyncAnthropic, bedrock_client: Any
 ) -> None:
     emu.inject(Fault.http(500, api="bedrock"))
     emu.inject(Fault.http(529, api="anthropic"), times=2)
@@ -211,7 +211,7 @@ async def test_faults_are_queued_per_api_and_consumed_once(
     assert (await anthropic_client.messages.create(**REQUEST)).stop_reason == "tool_use"
     assert emu.pending_faults == [Fault.http(500, api="bedrock")]
     with pytest.raises(ClientError) as exc:
-        bedrock.converse(**CONVERSE)
+        bedrock_client.converse(**CONVERSE)
     assert exc.value.response["Error"]["Code"] == "InternalServerException"
     assert emu.pending_faults == []
 
@@ -238,14 +238,14 @@ async def test_custom_error_message(
     ],
 )
 def test_bedrock_http_errors(
-    emu: Emulator, bedrock: Any, status: int, code: str, http_status: int
+    emu: Emulator, bedrock_client: Any, status: int, code: str, http_status: int
 ) -> None:
     emu.inject(Fault.http(status))
     with pytest.raises(ClientError) as exc:
-        bedrock.converse(**CONVERSE)
+        bedrock_client.converse(**CONVERSE)
     assert exc.value.response["Error"]["Code"] == code
     assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == http_status
-    assert isinstance(exc.value, getattr(bedrock.exceptions, code))
+    assert isinstance(exc.value, getattr(bedrock_client.exceptions, code))
 
 
 @pytest.mark.parametrize(
@@ -257,22 +257,22 @@ def test_bedrock_http_errors(
     ],
 )
 def test_bedrock_exception_event_mid_stream(
-    emu: Emulator, bedrock: Any, status: int, code: str
+    emu: Emulator, bedrock_client: Any, status: int, code: str
 ) -> None:
     emu.inject(Fault.stream_error(status))
     events: list[Any] = []
     with pytest.raises(EventStreamError) as exc:
-        events.extend(bedrock.converse_stream(**CONVERSE)["stream"])
+        events.extend(bedrock_client.converse_stream(**CONVERSE)["stream"])
     assert exc.value.response["Error"]["Code"] == code
     assert events
     assert "messageStart" in events[0]
 
 
-def test_bedrock_connection_cut(emu: Emulator, bedrock: Any) -> None:
+def test_bedrock_connection_cut(emu: Emulator, bedrock_client: Any) -> None:
     emu.inject(Fault.cut())
     events: list[Any] = []
     with pytest.raises(urllib3.exceptions.ProtocolError):  # botocore's transport error, mid-stream
-        events.extend(bedrock.converse_stream(**CONVERSE)["stream"])
+        events.extend(bedrock_client.converse_stream(**CONVERSE)["stream"])
     reasoning = [
         e["contentBlockDelta"]["delta"]["reasoningContent"]
         for e in events
@@ -282,29 +282,29 @@ def test_bedrock_connection_cut(emu: Emulator, bedrock: Any) -> None:
     assert all("text" in r for r in reasoning)
     emu.inject(Fault.cut())
     with pytest.raises(ConnectionClosedError):
-        bedrock.converse(**CONVERSE)
+        bedrock_client.converse(**CONVERSE)
 
 
-def test_bedrock_malformed(emu: Emulator, bedrock: Any) -> None:
+def test_bedrock_malformed(emu: Emulator, bedrock_client: Any) -> None:
     emu.inject(Fault.malformed())
     with pytest.raises(ChecksumMismatch):
-        list(bedrock.converse_stream(**CONVERSE)["stream"])
+        list(bedrock_client.converse_stream(**CONVERSE)["stream"])
     emu.inject(Fault.malformed())
     # botocore swallows an unparseable JSON body: the response has no members at all.
-    assert set(bedrock.converse(**CONVERSE)) == {"ResponseMetadata"}
+    assert set(bedrock_client.converse(**CONVERSE)) == {"ResponseMetadata"}
 
 
-def test_bedrock_delay_per_event(emu: Emulator, bedrock: Any) -> None:
+def test_bedrock_delay_per_event(emu: Emulator, bedrock_client: Any) -> None:
     emu.inject(Fault.slow(0.01))
     started = time.monotonic()
-    events = list(bedrock.converse_stream(**CONVERSE)["stream"])
+    events = list(bedrock_client.converse_stream(**CONVERSE)["stream"])
     assert time.monotonic() - started >= 0.01 * len(events)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 @pytest.mark.parametrize("kind", ["stream_error", "cut", "malformed"])
 async def test_a_broken_response_leaves_its_scripted_reply_for_the_next_request(
-    emu: Emulator, kind: str, stream: bool
+    emu: Emulator, retrying_anthropic_client: anthropic.AsyncAnthropic, kind: str, stream: bool
 ) -> None:
     """One scripted reply per *successful* request: the SDK's retry (or the caller's next
     request) after a fault gets the reply the broken response carried."""
@@ -314,7 +314,7 @@ async def test_a_broken_response_leaves_its_scripted_reply_for_the_next_request(
             kind
         ]
     )
-    client = emu.anthropic_client()  # default retries
+    client = retrying_anthropic_client
     request = {
         "model": "claude-sonnet-4-5",
         "max_tokens": 256,
@@ -332,7 +332,6 @@ async def test_a_broken_response_leaves_its_scripted_reply_for_the_next_request(
             texts.append("(broken)")
             continue
         texts.append(message.content[0].text)  # type: ignore[union-attr]
-    await client.close()
     assert [t for t in texts if t != "(broken)"][:2] == ["FIRST", "SECOND"]
     assert texts.count("(broken)") == (1 if stream or kind == "malformed" else 0)
     assert emu.pending_faults == []

@@ -7,7 +7,6 @@ import base64
 import http.client
 import itertools
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from google.genai import errors, types
 
 from thinkagent.emulator import Emulator, Reply, ToolCallSpec
 
-from .conftest import TIME_SCHEMA, WEATHER_SCHEMA
+from .tools import TIME_SCHEMA, WEATHER_SCHEMA
 
 G3 = "gemini-3-pro-preview"
 SKIP = b"skip_thought_signature_validator"
@@ -140,30 +139,15 @@ CORRUPTED = {
 }
 
 
-@pytest.fixture
-async def gemini(emu: Emulator) -> AsyncIterator[genai.Client]:
-    client = emu.gemini_client()
-    yield client
-    await client.aio.aclose()
-
-
-@pytest.fixture
-async def vertex(emu: Emulator) -> AsyncIterator[genai.Client]:
-    client = emu.vertex_client()
-    yield client
-    await client.aio.aclose()
-
-
 @pytest.fixture(params=["gemini", "vertex"])
 def api(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
 @pytest.fixture
-async def client(emu: Emulator, api: str) -> AsyncIterator[genai.Client]:
-    made = emu.gemini_client() if api == "gemini" else emu.vertex_client()
-    yield made
-    await made.aio.aclose()
+def client(api: str, request: pytest.FixtureRequest) -> genai.Client:
+    """The shared ``gemini_client`` or ``vertex_client``, by ``api``."""
+    return request.getfixturevalue(f"{api}_client")
 
 
 async def tool_turn(client: genai.Client) -> tuple[list[types.Content], types.Content]:
@@ -248,10 +232,12 @@ async def test_four_turn_loop_with_parallel_calls(
     await ask(client, [*contents, answer, user("Thanks! And in Rome?")], stream=stream)
 
 
-async def test_streamed_chunks_end_with_the_signature_and_usage(gemini: genai.Client) -> None:
+async def test_streamed_chunks_end_with_the_signature_and_usage(
+    gemini_client: genai.Client,
+) -> None:
     chunks = [
         chunk
-        async for chunk in await gemini.aio.models.generate_content_stream(
+        async for chunk in await gemini_client.aio.models.generate_content_stream(
             model=G3,
             contents="Tell me about the emulator.",
             config=types.GenerateContentConfig(thinking_config=types.ThinkingConfig()),
@@ -285,8 +271,8 @@ async def test_streamed_chunks_end_with_the_signature_and_usage(gemini: genai.Cl
     assert len({c.response_id for c in chunks}) == 1
 
 
-async def test_include_thoughts_false_still_signs(gemini: genai.Client) -> None:
-    response = await gemini.aio.models.generate_content(
+async def test_include_thoughts_false_still_signs(gemini_client: genai.Client) -> None:
+    response = await gemini_client.aio.models.generate_content(
         model=G3, contents=WEATHER_QUESTION, config=config()
     )
     assert response.candidates
@@ -297,7 +283,7 @@ async def test_include_thoughts_false_still_signs(gemini: genai.Client) -> None:
     assert response.usage_metadata
     assert (response.usage_metadata.thoughts_token_count or 0) > 0
     assert response.candidates[0].finish_reason == types.FinishReason.STOP
-    answer = await gemini.aio.models.generate_content(
+    answer = await gemini_client.aio.models.generate_content(
         model=G3, contents="Hello there.", config=types.GenerateContentConfig()
     )
     assert answer.candidates
@@ -308,12 +294,16 @@ async def test_include_thoughts_false_still_signs(gemini: genai.Client) -> None:
     assert answer.text and "Hello there." in answer.text
 
 
-async def test_thinking_level_effort_and_thoughts(gemini: genai.Client) -> None:
+async def test_thinking_level_effort_and_thoughts(gemini_client: genai.Client) -> None:
     low = await ask(
-        gemini, [user(WEATHER_QUESTION)], cfg=config(include_thoughts=True, thinking_level="LOW")
+        gemini_client,
+        [user(WEATHER_QUESTION)],
+        cfg=config(include_thoughts=True, thinking_level="LOW"),
     )
     high = await ask(
-        gemini, [user(WEATHER_QUESTION)], cfg=config(include_thoughts=True, thinking_level="HIGH")
+        gemini_client,
+        [user(WEATHER_QUESTION)],
+        cfg=config(include_thoughts=True, thinking_level="HIGH"),
     )
     low_thought = (low.parts or [])[0].text or ""
     high_thought = (high.parts or [])[0].text or ""
@@ -340,23 +330,23 @@ async def test_dropping_a_function_call_signature_is_rejected(
 
 
 async def test_position_counts_contents_and_only_the_current_turn_is_checked(
-    gemini: genai.Client,
+    gemini_client: genai.Client,
 ) -> None:
     contents = [user(QUESTION)]
-    first = await ask(gemini, contents)
+    first = await ask(gemini_client, contents)
     contents += [first, results_for(first)]
-    second = await ask(gemini, contents)
+    second = await ask(gemini_client, contents)
     bare_second = second.model_copy(deep=True)
     calls_of(bare_second)[0].thought_signature = None
     with pytest.raises(errors.ClientError) as exc:
-        await ask(gemini, [*contents, bare_second, results_for(second)])
+        await ask(gemini_client, [*contents, bare_second, results_for(second)])
     assert client_error(exc) == missing("get_time", 4)
     # Parallel calls after the first need no signature, and the first call of an earlier
     # turn (before the last user text) need not carry one either.
     bare_first = first.model_copy(deep=True)
     calls_of(bare_first)[0].thought_signature = None
     answered = [user(QUESTION), bare_first, results_for(first), user("Just Paris, please.")]
-    turn = await ask(gemini, answered)
+    turn = await ask(gemini_client, answered)
     assert calls_of(turn)[0].thought_signature
 
 
@@ -389,9 +379,11 @@ async def test_skip_sentinel_is_accepted(client: genai.Client, api: str, emu: Em
 
 @pytest.mark.parametrize(("issuer", "receiver"), [("gemini", "vertex"), ("vertex", "gemini")])
 async def test_a_signature_from_the_other_scope_is_rejected(
-    gemini: genai.Client, vertex: genai.Client, issuer: str, receiver: str
+    gemini_client: genai.Client, vertex_client: genai.Client, issuer: str, receiver: str
 ) -> None:
-    source, target = (gemini, vertex) if issuer == "gemini" else (vertex, gemini)
+    source, target = (
+        (gemini_client, vertex_client) if issuer == "gemini" else (vertex_client, gemini_client)
+    )
     contents, first = await tool_turn(source)
     await ask(source, [*contents, first, results_for(first)])  # valid where it was issued
     with pytest.raises(errors.ClientError) as exc:
@@ -448,33 +440,37 @@ async def test_answer_signature_binds_the_answer_text(client: genai.Client, api:
     await ask(client, [*contents, answer, user("And then?")], cfg=cfg)
 
 
-async def test_signatures_of_another_model_family_are_rejected(gemini: genai.Client) -> None:
+async def test_signatures_of_another_model_family_are_rejected(gemini_client: genai.Client) -> None:
     contents = [user(WEATHER_QUESTION)]
-    first = await ask(gemini, contents, model="gemini-2.5-flash", cfg=config(thinking_budget=1024))
+    first = await ask(
+        gemini_client, contents, model="gemini-2.5-flash", cfg=config(thinking_budget=1024)
+    )
     assert calls_of(first)[0].thought_signature
     with pytest.raises(errors.ClientError) as exc:
-        await ask(gemini, [*contents, first, results_for(first)])
+        await ask(gemini_client, [*contents, first, results_for(first)])
     assert client_error(exc) == CORRUPTED["gemini"]
 
 
-async def test_corrupted_signatures_in_earlier_turns_are_rejected(gemini: genai.Client) -> None:
-    contents, first = await tool_turn(gemini)
+async def test_corrupted_signatures_in_earlier_turns_are_rejected(
+    gemini_client: genai.Client,
+) -> None:
+    contents, first = await tool_turn(gemini_client)
     tampered = first.model_copy(deep=True)
     part = calls_of(tampered)[0]
     assert part.thought_signature
     part.thought_signature = flip(part.thought_signature)
     history = [*contents, tampered, results_for(first), user("Thanks. And London?")]
     with pytest.raises(errors.ClientError) as exc:
-        await ask(gemini, history)
+        await ask(gemini_client, history)
     assert client_error(exc) == CORRUPTED["gemini"]
 
 
 @pytest.mark.parametrize("alphabet", ["standard", "urlsafe", "urlsafe-unpadded"])
 async def test_both_base64_alphabets_are_accepted(
-    emu: Emulator, gemini: genai.Client, alphabet: str
+    emu: Emulator, gemini_client: genai.Client, alphabet: str
 ) -> None:
-    contents, first = await tool_turn(gemini)
-    await ask(gemini, [*contents, first, results_for(first)])
+    contents, first = await tool_turn(gemini_client)
+    await ask(gemini_client, [*contents, first, results_for(first)])
     body = emu.requests[-1].body
     signature = calls_of(first)[0].thought_signature
     assert signature
@@ -510,37 +506,41 @@ async def test_both_base64_alphabets_are_accepted(
 # --- Gemini 2.5 --------------------------------------------------------------------------------
 
 
-async def test_gemini_25_budgets(gemini: genai.Client) -> None:
+async def test_gemini_25_budgets(gemini_client: genai.Client) -> None:
     contents = [user(WEATHER_QUESTION)]
-    off = await ask(gemini, contents, model="gemini-2.5-flash", cfg=config(thinking_budget=0))
+    off = await ask(
+        gemini_client, contents, model="gemini-2.5-flash", cfg=config(thinking_budget=0)
+    )
     assert not any(p.thought or p.thought_signature for p in off.parts or [])
-    response = await gemini.aio.models.generate_content(
+    response = await gemini_client.aio.models.generate_content(
         model="gemini-2.5-flash", contents=contents, config=config(thinking_budget=0)
     )
     assert response.usage_metadata
     assert response.usage_metadata.thoughts_token_count is None
     on = await ask(
-        gemini,
+        gemini_client,
         contents,
         model="gemini-2.5-flash",
         cfg=config(thinking_budget=1024, include_thoughts=True),
     )
     assert (on.parts or [])[0].thought
     assert calls_of(on)[0].thought_signature
-    dynamic = await ask(gemini, contents, model="gemini-2.5-pro", cfg=config(thinking_budget=-1))
+    dynamic = await ask(
+        gemini_client, contents, model="gemini-2.5-pro", cfg=config(thinking_budget=-1)
+    )
     assert calls_of(dynamic)[0].thought_signature
     # 2.5 does not require the signatures back.
     bare = on.model_copy(deep=True)
     calls_of(bare)[0].thought_signature = None
     answer = await ask(
-        gemini,
+        gemini_client,
         [*contents, bare, results_for(on)],
         model="gemini-2.5-flash",
         cfg=config(thinking_budget=1024),
     )
     assert not calls_of(answer)
     assert not any(p.thought_signature for p in answer.parts or [])  # 2.5 signs calls only
-    lite = await ask(gemini, contents, model="gemini-2.5-flash-lite", cfg=config())
+    lite = await ask(gemini_client, contents, model="gemini-2.5-flash-lite", cfg=config())
     assert not any(p.thought_signature for p in lite.parts or [])  # does not think by default
 
 
@@ -948,8 +948,8 @@ async def test_scripted_reply_is_rendered_and_signed(
     assert "sunny, 21 C in Rome" in "".join(p.text or "" for p in answer.parts or [])
 
 
-async def test_max_output_tokens_truncates(gemini: genai.Client) -> None:
-    response = await gemini.aio.models.generate_content(
+async def test_max_output_tokens_truncates(gemini_client: genai.Client) -> None:
+    response = await gemini_client.aio.models.generate_content(
         model="gemini-2.5-flash",
         contents="Tell me a long story about the emulator and its many tests.",
         config=types.GenerateContentConfig(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2
@@ -23,10 +22,9 @@ PROMPT = "Tell me about the weather in Paris and London, and why it changes so o
 
 
 @pytest.fixture(params=["gemini", "vertex"])
-async def client(emu: Emulator, request: pytest.FixtureRequest) -> AsyncIterator[genai.Client]:
-    made = emu.gemini_client() if request.param == "gemini" else emu.vertex_client()
-    yield made
-    await made.aio.aclose()
+def client(request: pytest.FixtureRequest) -> genai.Client:
+    """The shared ``gemini_client`` or ``vertex_client``, in turn."""
+    return request.getfixturevalue(f"{request.param}_client")
 
 
 async def generate(client: genai.Client) -> types.GenerateContentResponse:
@@ -81,18 +79,16 @@ async def test_http_errors(
     assert emu.pending_faults == []
 
 
-async def test_rate_limit_body_and_retry(emu: Emulator) -> None:
+async def test_rate_limit_body_and_retry(emu: Emulator, gemini_client: genai.Client) -> None:
     emu.inject(Fault.rate_limited(retry_after=2, api="gemini"))
-    client = emu.gemini_client()
     with pytest.raises(errors.ClientError) as exc:  # retries are off by default
-        await generate(client)
+        await generate(gemini_client)
     details: Any = exc.value.details
     assert details["error"]["details"] == [
         {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "2s"}
     ]
     assert exc.value.message is not None
     assert exc.value.message.startswith("You exceeded your current quota")
-    await client.aio.aclose()
     emu.inject(Fault.rate_limited(api="gemini"))
     retrying = emu.gemini_client(
         http_options=types.HttpOptions(
@@ -107,12 +103,10 @@ async def test_rate_limit_body_and_retry(emu: Emulator) -> None:
     assert time.monotonic() - started < 1.0
 
 
-async def test_vertex_rate_limit_message(emu: Emulator) -> None:
+async def test_vertex_rate_limit_message(emu: Emulator, vertex_client: genai.Client) -> None:
     emu.inject(Fault.rate_limited(api="vertex"))
-    client = emu.vertex_client()
     with pytest.raises(errors.ClientError) as exc:
-        await generate(client)
-    await client.aio.aclose()
+        await generate(vertex_client)
     assert exc.value.message is not None
     assert exc.value.message.startswith("Resource exhausted. Please try again later.")
 
@@ -176,19 +170,17 @@ async def test_delay_per_chunk(emu: Emulator, client: genai.Client) -> None:
     assert time.monotonic() - started >= 0.05
 
 
-async def test_faults_are_queued_per_api(emu: Emulator) -> None:
-    gemini = emu.gemini_client()
-    vertex = emu.vertex_client()
+async def test_faults_are_queued_per_api(
+    emu: Emulator, gemini_client: genai.Client, vertex_client: genai.Client
+) -> None:
     emu.inject(Fault.http(500, api="vertex"))
     emu.inject(Fault.http(400, "bad luck", api="gemini"))
     with pytest.raises(errors.ClientError) as exc:
-        await generate(gemini)
+        await generate(gemini_client)
     assert exc.value.details == {
         "error": {"code": 400, "message": "bad luck", "status": "INVALID_ARGUMENT"}
     }
     assert emu.pending_faults == [Fault.http(500, api="vertex")]
-    assert (await generate(gemini)).candidates
+    assert (await generate(gemini_client)).candidates
     with pytest.raises(errors.ServerError):
-        await generate(vertex)
-    await gemini.aio.aclose()
-    await vertex.aio.aclose()
+        await generate(vertex_client)

@@ -12,7 +12,7 @@ import pytest
 
 from thinkagent.emulator import Emulator, Reply, ToolCallSpec
 
-from .conftest import CHAT_TOOLS, QUESTION, TOOL_OUTPUT
+from .tools import CHAT_TOOLS, QUESTION, TOOL_OUTPUT
 
 USER = {"role": "user", "content": QUESTION}
 

@@ -11,7 +11,7 @@ import pytest
 
 from thinkagent.emulator import Emulator, Fault
 
-from .conftest import CHAT_TOOLS, QUESTION, RESPONSES_TOOLS
+from .tools import CHAT_TOOLS, QUESTION, RESPONSES_TOOLS
 
 CHAT: dict[str, Any] = {
     "model": "deepseek-reasoner",
@@ -75,12 +75,12 @@ async def test_429_without_retries_is_a_rate_limit_error(
     assert exc.value.request_id.startswith("req_")
 
 
-async def test_azure_429_has_the_azure_body(emu: Emulator) -> None:
+async def test_azure_429_has_the_azure_body(
+    emu: Emulator, azure_client: openai.AsyncAzureOpenAI
+) -> None:
     emu.inject(Fault.rate_limited(retry_after=3))
-    azure = emu.azure_client(max_retries=0)
     with pytest.raises(openai.RateLimitError) as exc:
-        await azure.chat.completions.create(**CHAT)
-    await azure.close()
+        await azure_client.chat.completions.create(**CHAT)
     assert exc.value.code == "429"
     assert exc.value.message.startswith(
         "Error code: 429 - Requests to the ChatCompletions_Create Operation under Azure OpenAI API version "

@@ -11,10 +11,10 @@ import openai
 import pytest
 
 from thinkagent.emulator import Emulator, Reply
+from thinkagent.emulator.openai.responses import open_reasoning, seal_reasoning
 from thinkagent.emulator.signing import Signer
-from thinkagent.emulator.wire.openai_responses import open_reasoning, seal_reasoning
 
-from .conftest import QUESTION, RESPONSES_TOOLS, TOOL_OUTPUT
+from .tools import QUESTION, RESPONSES_TOOLS, TOOL_OUTPUT
 
 USER = {"role": "user", "content": QUESTION}
 KW: dict[str, Any] = {
@@ -197,17 +197,15 @@ async def test_encrypted_content_is_bound_to_its_scope(
     assert error_of(exc)["code"] == "invalid_encrypted_content"
 
 
-async def test_azure_v1_route_and_scope(emu: Emulator) -> None:
+async def test_azure_v1_route_and_scope(emu: Emulator, openai_client: openai.AsyncOpenAI) -> None:
     v1 = openai.AsyncOpenAI(api_key="k", base_url=emu.url + "/openai/v1", max_retries=0)
     first = await create(v1, [USER])
     items = [USER, *replayable(first), *outputs(first)]
     assert (await create(v1, items)).status == "completed"
     await v1.close()
     assert emu.requests[-1].path == "/openai/v1/responses"
-    plain = emu.openai_client(max_retries=0)
     with pytest.raises(openai.BadRequestError):
-        await create(plain, items)
-    await plain.close()
+        await create(openai_client, items)
 
 
 async def test_stored_items_replay_by_id(openai_client: openai.AsyncOpenAI) -> None:

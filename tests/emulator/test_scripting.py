@@ -7,9 +7,9 @@ from typing import Any
 import anthropic
 import pytest
 
-from thinkagent.emulator import Emulator, Reply, ToolCallSpec, Usage
+from thinkagent.emulator import Emulator, Reply, ReplyUsage, ToolCallSpec
 
-from .conftest import ANTHROPIC_TOOLS, BEDROCK_TOOLS, QUESTION
+from .tools import ANTHROPIC_TOOLS, BEDROCK_TOOLS, QUESTION
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -33,7 +33,7 @@ async def test_scripted_turns_then_the_brain(
                 text="Checking Rome.",
                 tool_calls=[ToolCallSpec("get_weather", {"city": "Rome"})],
             ),
-            Reply(text="Rome is warm.", usage=Usage(input_tokens=7, output_tokens=3)),
+            Reply(text="Rome is warm.", usage=ReplyUsage(input_tokens=7, output_tokens=3)),
         ],
     )
     first = await anthropic_client.messages.create(messages=[USER], **REQUEST)
@@ -92,7 +92,7 @@ async def test_scripted_reply_is_signed_like_any_other(
 
 
 async def test_scripts_are_per_api_and_skip_failed_requests(
-    emu: Emulator, anthropic_client: anthropic.AsyncAnthropic, bedrock: Any
+    emu: Emulator, anthropic_client: anthropic.AsyncAnthropic, bedrock_client: Any
 ) -> None:
     emu.script("bedrock", [Reply(text="from the bedrock script", stop_reason="max_tokens")])
     emu.script("anthropic", [Reply(thinking="redacted on purpose", redacted=True, text="scripted")])
@@ -103,7 +103,7 @@ async def test_scripts_are_per_api_and_skip_failed_requests(
         )
     reply = await anthropic_client.messages.create(messages=[USER], **REQUEST)
     assert [b.type for b in reply.content] == ["redacted_thinking", "text"]
-    response = bedrock.converse(
+    response = bedrock_client.converse(
         modelId="anthropic.claude-sonnet-4-5-20250929-v1:0",
         messages=[{"role": "user", "content": [{"text": QUESTION}]}],
         toolConfig=BEDROCK_TOOLS,
@@ -113,11 +113,11 @@ async def test_scripts_are_per_api_and_skip_failed_requests(
 
 
 async def test_a_script_for_any_api(
-    emu: Emulator, anthropic_client: anthropic.AsyncAnthropic, bedrock: Any
+    emu: Emulator, anthropic_client: anthropic.AsyncAnthropic, bedrock_client: Any
 ) -> None:
     emu.script(None, [Reply(text="shared one"), Reply(text="shared two")])
     first = await anthropic_client.messages.create(messages=[USER], **REQUEST)
-    response = bedrock.converse(
+    response = bedrock_client.converse(
         modelId="anthropic.claude-sonnet-4-5-20250929-v1:0",
         messages=[{"role": "user", "content": [{"text": "hi"}]}],
     )

@@ -7,7 +7,8 @@ import base64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thinkagent.emulator.signing import DEFAULT_SECRET, SCOPES, Signer, b64decode, b64encode
+from thinkagent.emulator.encoding import b64decode, b64encode
+from thinkagent.emulator.signing import DEFAULT_SECRET, SCOPES, Signer
 
 SIGNER = Signer()
 

@@ -39,18 +39,18 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from .encoding import as_list, as_mapping, mapping_or_none
 from .model import (
+    Call,
+    CallResult,
     Conversation,
-    Message,
     Reply,
+    ReplyUsage,
     Settings,
-    ToolCall,
     ToolCallSpec,
-    ToolResult,
     ToolSpec,
-    Usage,
+    Turn,
 )
-from .values import as_list, as_mapping, mapping_or_none
 
 __all__ = ["MAGIC_REDACTED_PROMPT", "count_tokens", "plan", "reply_usage", "subjects"]
 
@@ -476,10 +476,10 @@ def _arguments(
 
 
 def _question(conversation: Conversation) -> tuple[int, str]:
-    for index in range(len(conversation.messages) - 1, -1, -1):
-        message = conversation.messages[index]
-        if message.role == "user" and message.text.strip():
-            return index, message.text.strip()
+    for index in range(len(conversation.turns) - 1, -1, -1):
+        turn = conversation.turns[index]
+        if turn.role == "user" and turn.text.strip():
+            return index, turn.text.strip()
     return -1, ""
 
 
@@ -498,32 +498,32 @@ def _format_args(arguments: Mapping[str, Any]) -> str:
     return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
 
 
-def _describe_call(call: ToolCall | ToolCallSpec) -> str:
+def _describe_call(call: Call | ToolCallSpec) -> str:
     values = [str(v) for v in call.arguments.values() if isinstance(v, (str, int, float))]
     return f"{call.name} ({', '.join(values)})" if values else call.name
 
 
 def reply_usage(
     conversation: Conversation, reply: Reply, hidden_thinking: str | None = None
-) -> Usage:
+) -> ReplyUsage:
     """Token usage of ``reply`` for ``conversation``: input from every text, tool and
     schema in the request; output from the reply's text, calls and thinking (or
     ``hidden_thinking`` when the visible thinking was redacted or omitted)."""
     parts: list[str] = [conversation.system]
-    for message in conversation.messages:
-        parts.append(message.text)
-        parts.append(message.thinking)
-        parts.extend(_format_args(c.arguments) + c.name for c in message.tool_calls)
-        parts.extend(r.content for r in message.tool_results)
+    for turn in conversation.turns:
+        parts.append(turn.text)
+        parts.append(turn.thinking)
+        parts.extend(_format_args(c.arguments) + c.name for c in turn.calls)
+        parts.extend(r.content for r in turn.results)
     parts.extend(
         t.name + t.description + json.dumps(t.schema, sort_keys=True) for t in conversation.tools
     )
-    input_tokens = 8 + 4 * len(conversation.messages) + sum(count_tokens(p) for p in parts if p)
+    input_tokens = 8 + 4 * len(conversation.turns) + sum(count_tokens(p) for p in parts if p)
     thinking = hidden_thinking if hidden_thinking is not None else (reply.thinking or "")
     thinking_tokens = count_tokens(thinking)
     output = thinking_tokens + count_tokens(reply.text)
     output += sum(12 + count_tokens(c.name + _format_args(c.arguments)) for c in reply.tool_calls)
-    return Usage(
+    return ReplyUsage(
         input_tokens=input_tokens, output_tokens=max(output, 1), thinking_tokens=thinking_tokens
     )
 
@@ -532,14 +532,12 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
     """The deterministic reply to ``conversation`` under ``settings`` (see the module
     docstring for the policy)."""
     q_index, question = _question(conversation)
-    loop_messages: Sequence[Message] = (
-        conversation.messages[q_index + 1 :] if q_index >= 0 else conversation.messages
+    loop_turns: Sequence[Turn] = (
+        conversation.turns[q_index + 1 :] if q_index >= 0 else conversation.turns
     )
-    calls: list[ToolCall] = [
-        c for m in loop_messages if m.role == "assistant" for c in m.tool_calls
-    ]
-    results: dict[str, ToolResult] = {
-        r.call_id: r for m in loop_messages if m.role == "user" for r in m.tool_results
+    calls: list[Call] = [c for t in loop_turns if t.role == "assistant" for c in t.calls]
+    results: dict[str, CallResult] = {
+        r.call_id: r for t in loop_turns if t.role == "user" for r in t.results
     }
     called = {c.name for c in calls}
     tools = conversation.tools
@@ -548,9 +546,7 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
     )
     names = subjects(question, vocabulary)
     # Anywhere in the user's text: the follow-up turns stay redacted (as recorded).
-    redacted = any(
-        MAGIC_REDACTED_PROMPT in m.text for m in conversation.messages if m.role == "user"
-    )
+    redacted = any(MAGIC_REDACTED_PROMPT in t.text for t in conversation.turns if t.role == "user")
 
     step_tool: ToolSpec | None = None
     remaining: list[ToolSpec] = []
@@ -628,7 +624,7 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
             "Let me double-check that the reply quotes the question and the results exactly."
         )
 
-    continuing = any(m.role == "assistant" for m in loop_messages)
+    continuing = any(t.role == "assistant" for t in loop_turns)
     thinks = settings.thinking and (settings.interleaved or not continuing)
     thinking = " ".join(thoughts) if thinks else None
     reply = Reply(
@@ -643,7 +639,7 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
         reply = Reply(
             text=text[:room], thinking=thinking, redacted=reply.redacted, stop_reason="max_tokens"
         )
-        usage = Usage(
+        usage = ReplyUsage(
             usage.input_tokens, settings.max_tokens, min(usage.thinking_tokens, settings.max_tokens)
         )
     return Reply(

@@ -15,7 +15,7 @@ import zlib
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from .sse import dumps
+from .encoding import dumps
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -1,17 +1,18 @@
 """The wire-API framework: what a wire module implements, and what it gets for free.
 
 A wire API is a subclass of :class:`WireAPI` listed in
-:data:`thinkagent.emulator.wire.WIRE_APIS`. It declares its routes; each route handler
-is a plain function ``(WireRequest) -> JsonReply | StreamReply``. The framework wraps
-every handler so that, for every wire API alike:
+:data:`thinkagent.emulator.wires.WIRE_APIS`. It declares its routes; each route handler
+is a plain function ``(WireRequest) -> JsonReply | StreamReply`` that raises
+:class:`WireError` for a request the service refuses. The framework wraps every handler
+so that, for every wire API alike:
 
 1. the request is parsed (JSON body) and recorded, credentials stripped
    (:mod:`~thinkagent.emulator.recording`); a method the route does not serve is
-   answered with :meth:`WireAPI.method_not_allowed`;
+   refused with :meth:`WireAPI.method_not_allowed`;
 2. :meth:`WireAPI.authenticate` may refuse it;
 3. the next queued fault for this API is taken (:mod:`~thinkagent.emulator.faults`); an
-   ``http`` fault answers at once through :meth:`WireAPI.error`;
-4. an unparseable JSON body is answered with ``error(400, ...)``;
+   ``http`` fault refuses the request at once;
+4. an unparseable JSON body is refused with a 400;
 5. the handler runs: it validates, turns the request into a neutral conversation, gets a
    :class:`~thinkagent.emulator.model.Reply` from :meth:`EmulatorState.reply` (the
    script queue, else the brain) and renders it natively;
@@ -21,9 +22,10 @@ every handler so that, for every wire API alike:
    :meth:`WireAPI.stream_error`, malformed event via :meth:`WireAPI.malformed_event`);
    a delayed response stops as soon as the client disconnects or the server stops.
 
-Replies with a status >= 400 are sent as they are (faults do not apply to them). A
-scripted reply whose response a fault breaks (``stream_error``, ``cut``, ``malformed``)
-goes back to the front of its queue: scripts are consumed by successful requests only.
+Every refusal is a :class:`WireError`, rendered by :meth:`WireAPI.error` with the request
+at hand and sent as it is (faults do not apply to it). A scripted reply whose response a
+fault breaks (``stream_error``, ``cut``, ``malformed``) goes back to the front of its
+queue: scripts are consumed by successful requests only.
 """
 
 from __future__ import annotations
@@ -42,11 +44,11 @@ from starlette.responses import Response
 from starlette.routing import Route, Router
 
 from . import brain
+from .encoding import dumps
 from .faults import Fault, FaultQueue
 from .recording import MAX_RECORDED, Recorder
 from .scripting import ScriptBook
 from .signing import Signer
-from .sse import dumps, stable_id
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
@@ -59,11 +61,10 @@ __all__ = [
     "JsonReply",
     "StreamReply",
     "WireAPI",
+    "WireError",
     "WireRequest",
     "WireRoute",
     "build_app",
-    "request_id",
-    "retry_headers",
 ]
 
 log = logging.getLogger("thinkagent.emulator")
@@ -114,6 +115,32 @@ class StreamReply:
     media_type: str
     headers: Mapping[str, str] = field(default_factory=dict[str, str])
     cut_at: int | None = None
+
+
+class WireError(Exception):
+    """A request the service refuses. A wire (or its family's rules) raises it; the
+    framework renders it natively with :meth:`WireAPI.error` and the request at hand.
+
+    ``message=None`` is the service's usual text for ``status``; ``type`` names the
+    provider's error type when it is not the usual one for the status; ``retry_after``
+    (seconds) is sent as ``retry-after`` and ``retry-after-ms`` headers; ``headers`` are
+    sent as they are (``allow`` on a 405)."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str | None = None,
+        *,
+        type: str | None = None,
+        retry_after: float | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message or f"HTTP {status}")
+        self.status = status
+        self.message = message
+        self.type = type
+        self.retry_after = retry_after
+        self.headers: Mapping[str, str] = headers or {}
 
 
 Handler = Callable[[WireRequest], "JsonReply | StreamReply"]
@@ -177,19 +204,16 @@ class WireAPI:
         """The routes this API serves."""
         raise NotImplementedError
 
-    def authenticate(self, request: WireRequest) -> JsonReply | None:
-        """Refuse a request without credentials (return the native error), else ``None``."""
-        return None
+    def authenticate(self, request: WireRequest) -> None:
+        """Raise the native :class:`WireError` for a request without credentials."""
 
-    def error(
-        self, status: int, message: str | None = None, *, retry_after: float | None = None
-    ) -> JsonReply:
-        """The native error response for ``status`` (``message=None``: the service's
-        usual text for that status). Used for ``http`` faults and framework errors."""
+    def error(self, request: WireRequest, error: WireError) -> JsonReply:
+        """The native error response to ``request`` for ``error``, for any status (the
+        framework adds ``error.headers`` and the retry headers)."""
         raise NotImplementedError
 
-    def stream_error(self, status: int, message: str | None = None, *, index: int = 0) -> bytes:
-        """One encoded in-stream error event for ``status`` (``stream_error`` faults);
+    def stream_error(self, request: WireRequest, error: WireError, *, index: int) -> bytes:
+        """One encoded in-stream error event for ``error`` (``stream_error`` faults);
         ``index`` is its position in the stream (the number of events sent before it)."""
         raise NotImplementedError
 
@@ -200,14 +224,17 @@ class WireAPI:
     def reset(self) -> None:
         """Forget what this API keeps between requests (:meth:`Emulator.reset`)."""
 
-    def method_not_allowed(self, method: str, path: str, allowed: Sequence[str]) -> JsonReply:
-        """The native error for a served path called with another method (default: a
-        405 with the native error body and an ``allow`` header)."""
-        reply = self.error(405, f"Method {method} is not allowed for {path}.")
-        return replace(reply, headers={**reply.headers, "allow": ", ".join(allowed)})
+    def method_not_allowed(self, request: WireRequest, allowed: Sequence[str]) -> WireError:
+        """The refusal of a served path called with another method (default: a 405 with
+        an ``allow`` header)."""
+        return WireError(
+            405,
+            f"Method {request.method} is not allowed for {request.path}.",
+            headers={"allow": ", ".join(allowed)},
+        )
 
 
-def retry_headers(retry_after: float | None) -> dict[str, str]:
+def _retry_headers(retry_after: float | None) -> dict[str, str]:
     """``retry-after`` (seconds) and ``retry-after-ms`` headers, as the SDKs read them."""
     if retry_after is None:
         return {}
@@ -285,16 +312,27 @@ def _json_response(reply: JsonReply) -> Response:
     return Response(dumps(reply.body), reply.status, dict(reply.headers), "application/json")
 
 
-def _apply(api: WireAPI, out: JsonReply | StreamReply, fault: Fault | None) -> Response:
+def _refuse(api: WireAPI, request: WireRequest, error: WireError) -> Response:
+    """``error`` rendered natively for ``request``, with its headers and retry headers."""
+    reply = api.error(request, error)
+    headers = {**reply.headers, **_retry_headers(error.retry_after), **error.headers}
+    return Response(dumps(reply.body), reply.status, headers, "application/json")
+
+
+def _fault_error(fault: Fault) -> WireError:
+    return WireError(fault.status, fault.message, retry_after=fault.retry_after)
+
+
+def _apply(
+    api: WireAPI, request: WireRequest, out: JsonReply | StreamReply, fault: Fault | None
+) -> Response:
     """Send ``out``, with the request's (non-``http``) fault applied."""
     stopping = api.state.stopping
     if isinstance(out, JsonReply):
-        if fault is None or out.status >= 400:
+        if fault is None:
             return _json_response(out)
         if fault.kind == "stream_error":  # no stream to break: fail like an HTTP error
-            return _json_response(
-                api.error(fault.status, fault.message, retry_after=fault.retry_after)
-            )
+            return _refuse(api, request, _fault_error(fault))
         body = dumps(out.body)
         headers = dict(out.headers)
         if fault.kind == "malformed":
@@ -325,7 +363,7 @@ def _apply(api: WireAPI, out: JsonReply | StreamReply, fault: Fault | None) -> R
         elif fault.kind == "malformed":
             events.append(api.malformed_event())
         else:
-            events.append(api.stream_error(fault.status, fault.message, index=at))
+            events.append(api.stream_error(request, _fault_error(fault), index=at))
     delay = fault.delay if fault is not None else 0.0
     return _ChunkResponse(
         events,
@@ -366,30 +404,32 @@ def _endpoint(
             method, path, request.path_params, query, headers, body, state.next_seq()
         )
         if method not in methods:
-            return _json_response(api.method_not_allowed(method, path, methods))
-        refused = api.authenticate(wreq)
-        if refused is not None:
-            return _json_response(refused)
+            return _refuse(api, wreq, api.method_not_allowed(wreq, methods))
+        try:
+            api.authenticate(wreq)
+        except WireError as error:
+            return _refuse(api, wreq, error)
         fault = state.faults.take(api.name)
         if fault is not None and fault.kind == "http":
-            return _json_response(
-                api.error(fault.status, fault.message, retry_after=fault.retry_after)
-            )
+            return _refuse(api, wreq, _fault_error(fault))
         if bad_json:
-            return _json_response(api.error(400, "The request body is not valid JSON."))
+            return _refuse(api, wreq, WireError(400, "The request body is not valid JSON."))
         taken: list[tuple[str | None, Reply]] = []
         token = _TAKEN.set(taken)
         try:
             out = handler(wreq)
+        except WireError as error:
+            state.scripts.restore(taken)
+            return _refuse(api, wreq, error)
         except Exception:
             state.scripts.restore(taken)
             log.exception("emulator handler for %s %s failed", method, path)
-            return _json_response(api.error(500))
+            return _refuse(api, wreq, WireError(500))
         finally:
             _TAKEN.reset(token)
         if taken and fault is not None and fault.kind in _BREAKING:
             state.scripts.restore(taken)  # one scripted reply per *successful* request
-        return _apply(api, out, fault)
+        return _apply(api, wreq, out, fault)
 
     return endpoint
 
@@ -428,8 +468,3 @@ def build_app(apis: Sequence[WireAPI], state: EmulatorState) -> Router:
         await Response(dumps(payload), 404, media_type="application/json")(scope, receive, send)
 
     return Router(routes=routes, default=not_found)
-
-
-def request_id(prefix: str, seq: int) -> str:
-    """A realistic request id for request number ``seq``."""
-    return stable_id(prefix, "request", str(seq), length=24)

@@ -1,8 +1,10 @@
-"""Provider-neutral types shared by the brain, the scripts and every wire API.
+"""The emulator's neutral vocabulary, shared by the brain, the scripts and every wire API.
 
-A wire module parses its native request into a :class:`Conversation` plus
-:class:`Settings`, asks for a :class:`Reply` (scripted or planned by the brain) and
-renders that reply in its native shape. Nothing here knows any provider.
+A wire parses its native request into a :class:`Conversation` (system text, turns with
+their tool calls and results, offered tools) plus :class:`Settings`, asks for a
+:class:`Reply` (scripted or planned by the brain) and renders that reply in its native
+shape. Nothing here knows any provider, and no name here is one of the library's
+(``thinkagent.Message``, ``Usage``...): the emulator is an oracle apart from it.
 """
 
 from __future__ import annotations
@@ -14,16 +16,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "Call",
+    "CallResult",
     "Conversation",
-    "Message",
     "Reply",
+    "ReplyUsage",
     "Settings",
     "StopReason",
-    "ToolCall",
     "ToolCallSpec",
-    "ToolResult",
     "ToolSpec",
-    "Usage",
+    "Turn",
 ]
 
 #: Neutral stop reasons; each wire API maps them to its own vocabulary.
@@ -40,7 +42,7 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
-class ToolCall:
+class Call:
     """A tool call already present in the conversation (an earlier assistant turn)."""
 
     id: str
@@ -49,7 +51,7 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
-class ToolResult:
+class CallResult:
     """A tool result sent back by the client; ``content`` is flattened to text."""
 
     call_id: str
@@ -58,15 +60,15 @@ class ToolResult:
 
 
 @dataclass(frozen=True)
-class Message:
+class Turn:
     """One turn of the conversation. ``thinking`` is the visible reasoning replayed in an
     assistant turn (empty when it was omitted or redacted)."""
 
     role: Literal["user", "assistant"]
     text: str = ""
     thinking: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_results: tuple[ToolResult, ...] = ()
+    calls: tuple[Call, ...] = ()
+    results: tuple[CallResult, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ class Conversation:
     """The neutral view of a request's conversation: system text, turns and tools."""
 
     system: str = ""
-    messages: tuple[Message, ...] = ()
+    turns: tuple[Turn, ...] = ()
     tools: tuple[ToolSpec, ...] = ()
 
     def digest(self) -> str:
@@ -84,13 +86,13 @@ class Conversation:
                 self.system,
                 [
                     [
-                        m.role,
-                        m.text,
-                        m.thinking,
-                        [[c.id, c.name, c.arguments] for c in m.tool_calls],
-                        [[r.call_id, r.content, r.is_error] for r in m.tool_results],
+                        t.role,
+                        t.text,
+                        t.thinking,
+                        [[c.id, c.name, c.arguments] for c in t.calls],
+                        [[r.call_id, r.content, r.is_error] for r in t.results],
                     ]
-                    for m in self.messages
+                    for t in self.turns
                 ],
                 [[t.name, t.description] for t in self.tools],
             ],
@@ -131,7 +133,7 @@ class ToolCallSpec:
 
 
 @dataclass(frozen=True)
-class Usage:
+class ReplyUsage:
     """Token counts of one reply. ``thinking_tokens`` are included in ``output_tokens``."""
 
     input_tokens: int
@@ -159,7 +161,7 @@ class Reply:
     tool_calls: Sequence[ToolCallSpec] = ()
     redacted: bool = False
     stop_reason: StopReason | None = None
-    usage: Usage | None = None
+    usage: ReplyUsage | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))

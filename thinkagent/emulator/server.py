@@ -17,7 +17,7 @@ import uvicorn
 from .framework import EmulatorState, build_app
 from .recording import MAX_RECORDED
 from .signing import DEFAULT_SECRET
-from .wire import WIRE_APIS
+from .wires import WIRE_APIS
 
 if TYPE_CHECKING:
     from types import TracebackType

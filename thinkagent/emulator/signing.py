@@ -25,19 +25,12 @@ protobuf-like prefix makes base64 renderings start with ``E`` as the real ones d
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import hmac
 
-__all__ = [
-    "DEFAULT_SECRET",
-    "SCOPES",
-    "Signer",
-    "b64decode",
-    "b64encode",
-    "expand",
-]
+from .encoding import b64decode, b64encode
+
+__all__ = ["DEFAULT_SECRET", "SCOPES", "Signer", "expand"]
 
 #: The fixed default secret: proofs stay valid across emulator instances in one test
 #: suite unless a test passes its own ``secret=``.
@@ -52,24 +45,6 @@ _HEADER = 0x12
 _DIGEST = 32
 _MAC = 32
 _MIN_SIZE = 2 + 1 + _DIGEST + _MAC
-
-
-def b64encode(data: bytes, *, urlsafe: bool = False) -> str:
-    """Standard (or URL-safe) base64 with padding."""
-    return (base64.urlsafe_b64encode if urlsafe else base64.b64encode)(data).decode("ascii")
-
-
-def b64decode(text: str, *, urlsafe: bool = False) -> bytes | None:
-    """Strict standard (or URL-safe) base64 decode; ``None`` if ``text`` is not canonical
-    base64 of that alphabet."""
-    try:
-        raw = base64.b64decode(
-            text.encode("ascii"), altchars=b"-_" if urlsafe else None, validate=True
-        )
-    except (binascii.Error, UnicodeEncodeError, ValueError):
-        return None
-    # Reject non-canonical encodings (changed padding bits decode to the same bytes).
-    return raw if b64encode(raw, urlsafe=urlsafe) == text else None
 
 
 def _varint(n: int) -> bytes:

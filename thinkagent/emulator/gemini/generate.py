@@ -8,7 +8,7 @@
   publishers/google/models/{model}:generateContent`` and ``:streamGenerateContent``
   (``v1``, ``v1beta1``); ``Authorization: Bearer``, else 401 ``UNAUTHENTICATED``.
 
-Requests are validated by :mod:`thinkagent.emulator.gemini_rules` (camelCase and
+Requests are validated by :mod:`thinkagent.emulator.gemini.rules` (camelCase and
 snake_case keys alike). Errors are ``{"error": {"code", "message", "status"}}``.
 
 Responses follow the recordings: parts ``{"text", "thought": true}`` (thought summaries,
@@ -28,21 +28,20 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
-from ..framework import JsonReply, StreamReply, WireAPI, WireRequest, WireRoute, retry_headers
-from ..gemini_rules import (
-    GEMINI_DIALECT,
-    VERTEX_DIALECT,
-    Dialect,
-    GeminiError,
+from ..encoding import chunk_text, dumps, stable_id
+from ..framework import JsonReply, StreamReply, WireAPI, WireError, WireRequest, WireRoute
+from ..model import Reply, StopReason
+from .rules import (
+    GEMINI_API,
+    VERTEX_AI,
+    GeminiPlatform,
     GeminiRequest,
     call_content,
-    gemini_model,
+    gemini_profile,
     parse_request,
     signature_kind,
     text_content,
 )
-from ..model import Reply, StopReason
-from ..sse import chunk_text, dumps, stable_id
 
 __all__ = ["GeminiAPI", "VertexAPI"]
 
@@ -115,32 +114,31 @@ class _GoogleAPI(WireAPI):
     """What the Gemini API and Vertex AI wires share: everything but routes, credentials,
     the signing scope and some wording."""
 
-    dialect: ClassVar[Dialect]
+    platform: ClassVar[GeminiPlatform]
     versions: ClassVar[frozenset[str]]
     messages: ClassVar[Mapping[int, str]] = _MESSAGES
 
     # --- errors -----------------------------------------------------------------------
 
-    def error(
-        self, status: int, message: str | None = None, *, retry_after: float | None = None
-    ) -> JsonReply:
-        code, name = _status(status)
-        text = message or self.messages.get(code) or self.messages[500 if code >= 500 else 400]
-        return JsonReply(
-            _error_body(code, name, text, retry_after), code, retry_headers(retry_after)
-        )
+    def error(self, request: WireRequest, error: WireError) -> JsonReply:
+        return JsonReply(self._body(error, error.retry_after), _status(error.status)[0])
 
-    def stream_error(self, status: int, message: str | None = None, *, index: int = 0) -> bytes:
-        code, name = _status(status)
-        text = message or self.messages.get(code) or self.messages[500 if code >= 500 else 400]
-        return b"data: " + dumps(_error_body(code, name, text, None)) + _SSE_END
+    def stream_error(self, request: WireRequest, error: WireError, *, index: int) -> bytes:
+        return b"data: " + dumps(self._body(error, None)) + _SSE_END
+
+    def _body(self, error: WireError, retry_after: float | None) -> dict[str, Any]:
+        code, name = _status(error.status)
+        message = (
+            error.message or self.messages.get(code) or self.messages[500 if code >= 500 else 400]
+        )
+        return _error_body(code, name, message, retry_after)
 
     def malformed_event(self) -> bytes:
         return _CHUNK_START + b'{"text": ' + _SSE_END
 
-    def method_not_allowed(self, method: str, path: str, allowed: Sequence[str]) -> JsonReply:
+    def method_not_allowed(self, request: WireRequest, allowed: Sequence[str]) -> WireError:
         """Google's front end routes by method too: another method is a 404."""
-        return self.error(404, "Method not found.")
+        return WireError(404, "Method not found.")
 
     # --- hooks ------------------------------------------------------------------------
 
@@ -165,23 +163,17 @@ class _GoogleAPI(WireAPI):
 
     def _serve(self, request: WireRequest, *, stream: bool) -> JsonReply | StreamReply:
         if request.path_params.get("version") not in self.versions:
-            return self.error(404)
+            raise WireError(404)
         model_name = request.path_params["model"]
-        model = gemini_model(model_name)
+        model = gemini_profile(model_name)
         if model is None:
-            return self.error(404, self.not_found(request, stream))
+            raise WireError(404, self.not_found(request, stream))
         body = request.body
         if not isinstance(body, Mapping):
-            return self.error(400, "Invalid JSON payload received. Expected an object.")
-        try:
-            parsed = parse_request(
-                cast("Mapping[str, Any]", body),
-                model,
-                dialect=self.dialect,
-                signer=self.state.signer,
-            )
-        except GeminiError as exc:
-            return self.error(exc.status, exc.message)
+            raise WireError(400, "Invalid JSON payload received. Expected an object.")
+        parsed = parse_request(
+            cast("Mapping[str, Any]", body), model, platform=self.platform, signer=self.state.signer
+        )
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest()
         meta = {
@@ -217,7 +209,7 @@ class _GoogleAPI(WireAPI):
         size = min(140 + len(reply.thinking or "") // 2, 1100)
 
         def seal(content: str) -> str:
-            return self.state.signer.seal_b64(self.dialect.scope, kind, content, size=size)
+            return self.state.signer.seal_b64(self.platform.scope, kind, content, size=size)
 
         chunks: list[list[dict[str, Any]]] = []
         parts: list[dict[str, Any]] = []
@@ -297,7 +289,7 @@ class GeminiAPI(_GoogleAPI):
     """The Gemini API (``generativelanguage.googleapis.com``), scope ``gemini``."""
 
     name: ClassVar[str] = "gemini"
-    dialect: ClassVar[Dialect] = GEMINI_DIALECT
+    platform: ClassVar[GeminiPlatform] = GEMINI_API
     versions: ClassVar[frozenset[str]] = frozenset({"v1", "v1beta", "v1alpha"})
 
     def routes(self) -> Sequence[WireRoute]:
@@ -306,19 +298,19 @@ class GeminiAPI(_GoogleAPI):
             WireRoute("/{version}/models/{model}:streamGenerateContent", self.stream),
         )
 
-    def authenticate(self, request: WireRequest) -> JsonReply | None:
+    def authenticate(self, request: WireRequest) -> None:
         headers = request.headers
-        if (
+        if not (
             headers.get("x-goog-api-key")
             or request.query.get("key")
             or headers.get("authorization")
         ):
-            return None
-        return self.error(
-            403,
-            "Method doesn't allow unregistered callers (callers without established identity). "
-            "Please use API Key or other form of API consumer identity to call this API.",
-        )
+            raise WireError(
+                403,
+                "Method doesn't allow unregistered callers (callers without established "
+                "identity). Please use API Key or other form of API consumer identity to call "
+                "this API.",
+            )
 
     def not_found(self, request: WireRequest, stream: bool) -> str:
         method = "StreamGenerateContent" if stream else "generateContent"
@@ -333,7 +325,7 @@ class VertexAPI(_GoogleAPI):
     """Vertex AI (``aiplatform.googleapis.com``), scope ``vertex``."""
 
     name: ClassVar[str] = "vertex"
-    dialect: ClassVar[Dialect] = VERTEX_DIALECT
+    platform: ClassVar[GeminiPlatform] = VERTEX_AI
     versions: ClassVar[frozenset[str]] = frozenset({"v1", "v1beta1"})
     messages: ClassVar[Mapping[int, str]] = _VERTEX_MESSAGES
 
@@ -345,15 +337,14 @@ class VertexAPI(_GoogleAPI):
             WireRoute(self._PREFIX + ":streamGenerateContent", self.stream),
         )
 
-    def authenticate(self, request: WireRequest) -> JsonReply | None:
-        if request.headers.get("authorization", "").lower().startswith("bearer "):
-            return None
-        return self.error(
-            401,
-            "Request is missing required authentication credential. Expected OAuth 2 access "
-            "token, login cookie or other valid authentication credential. See "
-            "https://developers.google.com/identity/sign-in/web/devconsole-project.",
-        )
+    def authenticate(self, request: WireRequest) -> None:
+        if not request.headers.get("authorization", "").lower().startswith("bearer "):
+            raise WireError(
+                401,
+                "Request is missing required authentication credential. Expected OAuth 2 access "
+                "token, login cookie or other valid authentication credential. See "
+                "https://developers.google.com/identity/sign-in/web/devconsole-project.",
+            )
 
     def not_found(self, request: WireRequest, stream: bool) -> str:
         p = request.path_params

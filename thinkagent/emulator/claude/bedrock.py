@@ -5,7 +5,7 @@ Requests must carry an ``Authorization`` header (SigV4 with any credentials; the
 signature is not checked). Claude models (``anthropic.claude-*``, also with a region
 prefix such as ``us.`` or ``global.``, or as an inference-profile ARN) are served: the
 Converse request is translated to the Anthropic Messages shape and validated by
-:mod:`thinkagent.emulator.claude` with the ``bedrock`` signing scope, so an Anthropic
+:mod:`thinkagent.emulator.claude.rules` with the ``bedrock`` signing scope, so an Anthropic
 signature replayed here is invalid and vice versa. Claude's errors come back as
 ``ValidationException`` (HTTP 400, ``x-amzn-ErrorType`` header, ``{"message": ...}``)
 reading "The model returned the following errors: <Claude's message>".
@@ -23,20 +23,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
-from ..claude import ClaudeBlock, ClaudeError, parse_request, render_blocks, split_json
+from ..encoding import as_list, as_mapping, chunk_text, mapping_or_none, request_id, split_json
 from ..eventstream import event_message, exception_message
-from ..framework import (
-    JsonReply,
-    StreamReply,
-    WireAPI,
-    WireRequest,
-    WireRoute,
-    request_id,
-    retry_headers,
-)
+from ..framework import JsonReply, StreamReply, WireAPI, WireError, WireRequest, WireRoute
 from ..model import Reply, StopReason
-from ..sse import chunk_text
-from ..values import as_list, as_mapping, mapping_or_none
+from .rules import ClaudeBlock, parse_request, render_blocks
 
 __all__ = ["BedrockAPI", "claude_name"]
 
@@ -45,6 +36,7 @@ SCOPE = "bedrock"
 DEFAULT_MAX_TOKENS = 8192
 _ERROR_NS = ":http://internal.amazon.com/coral/com.amazon.bedrock/"
 _MEDIA_TYPE = "application/vnd.amazon.eventstream"
+_INVALID_MODEL = "The provided model identifier is invalid."
 
 _ERRORS: Mapping[int, tuple[str, str]] = {
     400: (
@@ -106,12 +98,6 @@ def _error_kind(status: int) -> tuple[int, str, str]:
     return status, "ValidationException", _ERRORS[400][1]
 
 
-class _ConverseError(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
 def _tool_result(result: Mapping[str, Any]) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     for item in as_list(result.get("content")):
@@ -139,8 +125,9 @@ def _check_ids(block: Mapping[str, Any], index: int, position: int) -> None:
         inner = as_mapping(block[kind])
         for key in keys:
             if not isinstance(inner.get(key), str):
-                raise _ConverseError(
-                    f"The value at messages.{index}.content.{position}.{kind}.{key} is invalid."
+                raise WireError(
+                    400,
+                    f"The value at messages.{index}.content.{position}.{kind}.{key} is invalid.",
                 )
 
 
@@ -150,8 +137,9 @@ def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
     them into the previous block)."""
     raw_messages = body.get("messages")
     if not isinstance(raw_messages, list) or not raw_messages:
-        raise _ConverseError(
-            "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+        raise WireError(
+            400,
+            "A conversation must start with a user message. Try again with a conversation that starts with a user message.",
         )
     system: list[str] = [
         cast("str", as_mapping(b)["text"])
@@ -163,7 +151,7 @@ def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
         message = as_mapping(item)
         role = message.get("role")
         if role not in ("user", "assistant", "system"):
-            raise _ConverseError(f"The value at messages.{index}.role is invalid.")
+            raise WireError(400, f"The value at messages.{index}.role is invalid.")
         content: list[dict[str, Any]] = []
         for position, raw_block in enumerate(as_list(message.get("content"))):
             block = as_mapping(raw_block)
@@ -205,8 +193,9 @@ def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
             system.extend(c["text"] for c in content if c["type"] == "text")
         messages.append({"role": role, "content": content})
     if as_mapping(raw_messages[0]).get("role") != "user":
-        raise _ConverseError(
-            "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+        raise WireError(
+            400,
+            "A conversation must start with a user message. Try again with a conversation that starts with a user message.",
         )
 
     inference = as_mapping(body.get("inferenceConfig"))
@@ -295,36 +284,22 @@ class BedrockAPI(WireAPI):
             WireRoute("/model/{model_id:path}/converse-stream", self.converse_stream),
         )
 
-    def authenticate(self, request: WireRequest) -> JsonReply | None:
+    def authenticate(self, request: WireRequest) -> None:
         if not request.headers.get("authorization"):
-            rid = request_id("", request.seq)
-            return JsonReply(
-                {"message": "Missing Authentication Token"},
-                403,
-                {
-                    "x-amzn-ErrorType": "MissingAuthenticationTokenException" + _ERROR_NS,
-                    "x-amzn-RequestId": rid,
-                },
+            raise WireError(
+                403, "Missing Authentication Token", type="MissingAuthenticationTokenException"
             )
-        return None
 
-    def error(
-        self, status: int, message: str | None = None, *, retry_after: float | None = None
-    ) -> JsonReply:
-        return self._error(status, message, self.state.next_seq(), retry_after=retry_after)
-
-    def _error(
-        self, status: int, message: str | None, seq: int, *, retry_after: float | None = None
-    ) -> JsonReply:
-        status, code, default = _error_kind(status)
+    def error(self, request: WireRequest, error: WireError) -> JsonReply:
+        status, code, default = _error_kind(error.status)
         headers = {
-            "x-amzn-ErrorType": code + _ERROR_NS,
-            "x-amzn-RequestId": request_id("", seq),
-            **retry_headers(retry_after),
+            "x-amzn-ErrorType": (error.type or code) + _ERROR_NS,
+            "x-amzn-RequestId": request_id("", request.seq),
         }
-        return JsonReply({"message": message or default}, status, headers)
+        return JsonReply({"message": error.message or default}, status, headers)
 
-    def stream_error(self, status: int, message: str | None = None, *, index: int = 0) -> bytes:
+    def stream_error(self, request: WireRequest, error: WireError, *, index: int) -> bytes:
+        status, message = error.status, error.message
         kind = _STREAM_ERRORS.get(status)
         if kind is None:
             original = {
@@ -362,23 +337,21 @@ class BedrockAPI(WireAPI):
         model_id = request.path_params.get("model_id", "")
         name = claude_name(model_id)
         if name is None:
-            return self._error(400, "The provided model identifier is invalid.", request.seq)
+            raise WireError(400, _INVALID_MODEL)
         body = mapping_or_none(request.body)
         if body is None:
-            return self._error(400, None, request.seq)
+            raise WireError(400)
+        claude_body = _to_claude(body, name)
+        extra = as_mapping(body.get("additionalModelRequestFields"))
+        betas = [b for b in as_list(extra.get("anthropic_beta")) if isinstance(b, str)]
         try:
-            claude_body = _to_claude(body, name)
-            extra = as_mapping(body.get("additionalModelRequestFields"))
-            betas = [b for b in as_list(extra.get("anthropic_beta")) if isinstance(b, str)]
             parsed = parse_request(claude_body, scope=SCOPE, signer=self.state.signer, betas=betas)
-        except _ConverseError as exc:
-            return self._error(400, exc.message, request.seq)
-        except ClaudeError as exc:
+        except WireError as exc:  # Claude's own refusal, in Bedrock's envelope
             if exc.status == 404:
-                return self._error(400, "The provided model identifier is invalid.", request.seq)
-            return self._error(
-                exc.status, f"The model returned the following errors: {exc.message}", request.seq
-            )
+                raise WireError(400, _INVALID_MODEL) from None
+            raise WireError(
+                exc.status, f"The model returned the following errors: {exc.message}"
+            ) from None
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         blocks = render_blocks(
             reply,

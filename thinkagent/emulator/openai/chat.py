@@ -4,7 +4,7 @@ endpoints; ``/chat/completions`` too, DeepSeek's base URL has no ``/v1``) and Az
 ``/openai/v1/chat/completions``. JSON and SSE (``data: {chunk}`` ... ``data: [DONE]``,
 with a last usage chunk when ``stream_options.include_usage`` is set).
 
-The model name picks the reasoning *dialect* (see :func:`~thinkagent.emulator.openai_common.openai_model`):
+The model name picks the reasoning *dialect* (see :func:`.rules.openai_profile`):
 
 * OpenAI models (``gpt-*``, ``o1*``, ``o3*``, ``o4*``) reason internally and return no
   reasoning text, only ``completion_tokens_details.reasoning_tokens``; reasoning sent
@@ -28,41 +28,47 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
-from ..claude import split_json
-from ..framework import JsonReply, StreamReply, WireRequest, WireRoute
+from ..encoding import (
+    arguments_json,
+    as_list,
+    as_mapping,
+    chunk_text,
+    hex_id,
+    list_or_none,
+    mapping_or_none,
+    split_json,
+    sse_data,
+    stable_id,
+    uuid_id,
+)
+from ..framework import JsonReply, StreamReply, WireError, WireRequest, WireRoute
 from ..model import (
+    Call,
+    CallResult,
     Conversation,
-    Message,
     Reply,
     Settings,
     StopReason,
-    ToolCall,
-    ToolResult,
     ToolSpec,
+    Turn,
 )
-from ..openai_common import (
+from .rules import (
     OpenAIError,
-    OpenAIModel,
+    OpenAIProfile,
     OpenAIWire,
     brain_effort,
     check_effort,
-    context,
-    dumps_arguments,
-    error_reply,
-    hex_id,
     invalid_value,
+    is_azure,
     missing_parameter,
     model_not_found,
-    openai_model,
+    openai_profile,
     parse_arguments,
     stream_error_payload,
     text_of,
     tool_choice,
     tool_spec,
-    uuid_id,
 )
-from ..sse import chunk_text, sse_data, stable_id
-from ..values import as_list, as_mapping, list_or_none, mapping_or_none
 
 __all__ = ["OpenAIChatAPI"]
 
@@ -87,7 +93,7 @@ _THINK_CLOSE = "\n</think>\n\n"
 
 @dataclass(frozen=True)
 class _ChatRequest:
-    model: OpenAIModel
+    model: OpenAIProfile
     model_name: str
     conversation: Conversation
     settings: Settings
@@ -179,7 +185,7 @@ def _split_think(content: str) -> tuple[str, str]:
     return "", content
 
 
-def _thinking_requested(model: OpenAIModel, body: Mapping[str, Any], effort: str | None) -> bool:
+def _thinking_requested(model: OpenAIProfile, body: Mapping[str, Any], effort: str | None) -> bool:
     """Whether a compatible endpoint thinks for this request (its own switches)."""
     if effort == "none":
         return False
@@ -244,18 +250,18 @@ def _parse(request: WireRequest) -> _ChatRequest:
             "but what was sent was not valid JSON. If you have trouble figuring out how to fix "
             "this, please contact us through our help center at help.openai.com.)",
         )
-    azure = context().azure
+    azure = is_azure(request)
     deployment = request.path_params.get("deployment")
     raw_model = body.get("model")
     if not isinstance(raw_model, str) or not raw_model:
         if deployment is None:
             raise OpenAIError(400, "you must provide a model parameter")
         raw_model = deployment
-    model = openai_model(raw_model)
+    model = openai_profile(raw_model)
     if model is None and deployment is not None:
-        model = openai_model(deployment)
+        model = openai_profile(deployment)
     if model is None and azure:
-        model = openai_model(raw_model, azure=True)
+        model = openai_profile(raw_model, azure=True)
     if model is None:
         raise model_not_found(raw_model)
 
@@ -359,26 +365,26 @@ def _parse(request: WireRequest) -> _ChatRequest:
 
 
 def _conversation(
-    model: OpenAIModel, messages: Sequence[Mapping[str, Any]], tools: tuple[ToolSpec, ...]
+    model: OpenAIProfile, messages: Sequence[Mapping[str, Any]], tools: tuple[ToolSpec, ...]
 ) -> Conversation:
     system: list[str] = []
-    turns: list[Message] = []
-    results: list[ToolResult] = []
+    turns: list[Turn] = []
+    results: list[CallResult] = []
     for message in messages:
         role = message.get("role")
         if role == "tool":
             results.append(
-                ToolResult(str(message.get("tool_call_id")), text_of(message.get("content")))
+                CallResult(str(message.get("tool_call_id")), text_of(message.get("content")))
             )
             continue
         if results:
-            turns.append(Message("user", tool_results=tuple(results)))
+            turns.append(Turn("user", results=tuple(results)))
             results = []
         content = text_of(message.get("content"))
         if role in ("system", "developer"):
             system.append(content)
         elif role == "user":
-            turns.append(Message("user", text=content))
+            turns.append(Turn("user", text=content))
         elif role == "assistant":
             thinking = ""
             if model.dialect == "reasoning_content":
@@ -388,19 +394,17 @@ def _conversation(
             elif model.dialect == "think_tags":
                 thinking, content = _split_think(content)
             calls = tuple(
-                ToolCall(
+                Call(
                     str(call.get("id")),
                     str(as_mapping(call.get("function")).get("name")),
                     parse_arguments(as_mapping(call.get("function")).get("arguments")),
                 )
                 for call in (as_mapping(c) for c in as_list(message.get("tool_calls")))
             )
-            turns.append(Message("assistant", text=content, thinking=thinking, tool_calls=calls))
+            turns.append(Turn("assistant", text=content, thinking=thinking, calls=calls))
     if results:
-        turns.append(Message("user", tool_results=tuple(results)))
-    return Conversation(
-        system="\n".join(s for s in system if s), messages=tuple(turns), tools=tools
-    )
+        turns.append(Turn("user", results=tuple(results)))
+    return Conversation(system="\n".join(s for s in system if s), turns=tuple(turns), tools=tools)
 
 
 # --- rendering -------------------------------------------------------------------------
@@ -428,7 +432,7 @@ def _render(parsed: _ChatRequest, reply: Reply, seed: str) -> _Rendered:
             call_id = stable_id(f"call_{index:02d}_", seed, str(index), length=24)
         else:
             call_id = stable_id("call_", seed, str(index), length=24)
-        calls.append((call_id, call.name, dumps_arguments(call.arguments)))
+        calls.append((call_id, call.name, arguments_json(call.arguments)))
     text: str | None = reply.text
     refusal: str | None = None
     if reply.stop == "refusal":
@@ -470,7 +474,7 @@ def _usage(parsed: _ChatRequest, reply: Reply) -> dict[str, Any]:
     return out
 
 
-def _reasoning_field(model: OpenAIModel) -> str:
+def _reasoning_field(model: OpenAIProfile) -> str:
     return "reasoning" if model.dialect == "reasoning" else "reasoning_content"
 
 
@@ -488,16 +492,13 @@ class OpenAIChatAPI(OpenAIWire):
             WireRoute("/openai/v1/chat/completions", self.completions),
         )
 
-    def stream_error(self, status: int, message: str | None = None, *, index: int = 0) -> bytes:
-        return sse_data({"error": stream_error_payload(status, message)})
+    def stream_error(self, request: WireRequest, error: WireError, *, index: int) -> bytes:
+        return sse_data({"error": stream_error_payload(error)})
 
     # --- handler -----------------------------------------------------------------------
 
     def completions(self, request: WireRequest) -> JsonReply | StreamReply:
-        try:
-            parsed = _parse(request)
-        except OpenAIError as exc:
-            return error_reply(exc.status, seq=request.seq, error=exc)
+        parsed = _parse(request)
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest() + "\x1f" + parsed.model_name
         rendered = _render(parsed, reply, seed)

@@ -1,19 +1,16 @@
-"""What the OpenAI Chat Completions and Responses wires share: authentication, the native
-error bodies (OpenAI's and Azure's), the model families and their reasoning dialects,
-``reasoning_effort`` validation, tool parsing and id formats.
+"""The OpenAI rules: what the Chat Completions and Responses wires share: credentials, the
+native error bodies (OpenAI's and Azure's), the model profiles and their reasoning
+dialects, ``reasoning_effort`` validation and tool parsing.
 
 Error bodies are OpenAI's ``{"error": {"message", "type", "param", "code"}}``; Azure
 answers its own 401 and 429 as ``{"error": {"code", "message"}}`` and passes the model's
-errors through in OpenAI's shape. Which flavour a request has is known once
-:meth:`OpenAIWire.authenticate` has seen its path; it is kept in a context variable for the rest of
-that request (each request runs in its own task), so that framework-level errors (HTTP
-faults, invalid JSON) and stream faults use the right flavour without a request at hand.
+errors through in OpenAI's shape. Which flavour a request has is known from its path
+(Azure's routes start with ``/openai/``), which :meth:`OpenAIWire.error` gets with every
+refusal it renders.
 """
 
 from __future__ import annotations
 
-import contextvars
-import hashlib
 import json
 import math
 import re
@@ -21,41 +18,36 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from .framework import JsonReply, WireAPI, WireRequest, request_id, retry_headers
-from .model import ToolSpec
-from .values import as_list, as_mapping, mapping_or_none
+from ..encoding import as_list, as_mapping, mapping_or_none, request_id, uuid_id
+from ..framework import JsonReply, WireAPI, WireError, WireRequest
+from ..model import ToolSpec
 
 __all__ = [
     "EFFORTS",
-    "Dialect",
+    "AzureError",
     "OpenAIError",
-    "OpenAIModel",
+    "OpenAIProfile",
     "OpenAIWire",
-    "RequestContext",
+    "ReasoningDialect",
     "brain_effort",
     "check_effort",
-    "context",
-    "dumps_arguments",
-    "error_body",
-    "error_reply",
-    "hex_id",
     "invalid_value",
+    "is_azure",
     "missing_parameter",
     "model_not_found",
-    "openai_model",
+    "openai_profile",
     "parse_arguments",
     "stream_error_payload",
     "text_of",
     "tool_choice",
     "tool_spec",
-    "uuid_id",
 ]
 
 #: Every ``reasoning_effort`` value the API knows (``openai.types.shared.ReasoningEffort``).
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 #: How a model returns its reasoning on Chat Completions.
-Dialect = Literal["hidden", "reasoning_content", "reasoning", "think_tags", "none"]
+ReasoningDialect = Literal["hidden", "reasoning_content", "reasoning", "think_tags", "none"]
 
 _MISSING_KEY = (
     "You didn't provide an API key. You need to provide your API key in an Authorization header "
@@ -93,30 +85,9 @@ _ERRORS: Mapping[int, tuple[str, str, str | None]] = {
 }
 
 
-@dataclass
-class RequestContext:
-    """What the current request's errors need to know: the Azure flavour and the Azure
-    operation name and API version (for its 429 text)."""
-
-    azure: bool = False
-    operation: str = "ChatCompletions_Create"
-    api_version: str = ""
-
-
-_CONTEXT: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar(
-    "thinkagent_emulator_openai_request", default=None
-)
-
-
-def context() -> RequestContext:
-    """The current request's context (a fresh OpenAI one outside a request)."""
-    current = _CONTEXT.get()
-    return current if current is not None else RequestContext()
-
-
-class OpenAIError(Exception):
-    """A request the service refuses: status and the fields of its error body.
-    ``azure_native`` renders Azure's own ``{"code", "message"}`` body instead."""
+class OpenAIError(WireError):
+    """A refusal in OpenAI's error shape, with its ``type``, ``param`` and ``code`` (the
+    model's errors, which Azure passes through as they are)."""
 
     def __init__(
         self,
@@ -126,18 +97,23 @@ class OpenAIError(Exception):
         type: str = "invalid_request_error",
         param: str | None = None,
         code: str | None = None,
-        azure_native: bool = False,
     ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.type = type
-        self.param = param
-        self.code = code
-        self.azure_native = azure_native
+        super().__init__(status, message, type=type)
+        self.body = _error_body(message, type, param, code)
 
 
-def error_body(
+class AzureError(WireError):
+    """A refusal in Azure's own shape, ``{"error": {"code", "message"}}``: the 404 of a
+    dated route without ``api-version``, and its gateway's 401 and 429 (which a plain
+    :class:`WireError` of those statuses on an Azure route gets too)."""
+
+
+def is_azure(request: WireRequest) -> bool:
+    """Whether ``request`` came on an Azure route (``/openai/...``)."""
+    return request.path.startswith("/openai/")
+
+
+def _error_body(
     message: str, type: str, param: str | None = None, code: str | None = None
 ) -> dict[str, Any]:
     """OpenAI's error body."""
@@ -161,52 +137,11 @@ def _default(status: int, retry_after: float | None) -> tuple[str, str, str | No
     return _ERRORS[400]
 
 
-def error_reply(
-    status: int,
-    message: str | None = None,
-    *,
-    retry_after: float | None = None,
-    seq: int = 0,
-    error: OpenAIError | None = None,
-) -> JsonReply:
-    """The native error response for the current request's flavour. ``529`` (an
-    Anthropic status) is answered as OpenAI's 503."""
-    ctx = context()
-    if status == 529:
-        status = 503
-    headers = {"x-request-id": request_id("req_", seq), **retry_headers(retry_after)}
-    if ctx.azure:
-        headers["apim-request-id"] = _uuid(headers["x-request-id"])
-    if error is not None:
-        if error.azure_native:
-            body: dict[str, Any] = {"error": {"code": error.code, "message": error.message}}
-        else:
-            body = error_body(error.message, error.type, error.param, error.code)
-        return JsonReply(body, error.status, headers)
-    if ctx.azure and status in (401, 429):
-        if status == 401:
-            text = message or _AZURE_DENIED
-        else:
-            # https://github.com/alex-wolf-ps/dbchatprov2/issues/2 (Azure's 429 wording)
-            wait = math.ceil(retry_after) if retry_after is not None else 1
-            text = message or (
-                f"Requests to the {ctx.operation} Operation under Azure OpenAI API version "
-                f"{ctx.api_version or 'v1'} have exceeded token rate limit of your current "
-                f"OpenAI S0 pricing tier. Please retry after {wait} seconds. Please go here: "
-                "https://aka.ms/oai/quotaincrease if you would like to further increase the "
-                "default rate limit."
-            )
-        return JsonReply({"error": {"code": str(status), "message": text}}, status, headers)
-    kind, default, code = _default(status, retry_after)
-    return JsonReply(error_body(message or default, kind, None, code), status, headers)
-
-
-def stream_error_payload(status: int, message: str | None) -> dict[str, Any]:
-    """The ``error`` object of an in-stream error for ``status``."""
-    if status == 529:
-        status = 503
+def stream_error_payload(error: WireError) -> dict[str, Any]:
+    """The ``error`` object of an in-stream error."""
+    status = 503 if error.status == 529 else error.status
     kind, default, code = _default(status, None)
-    return {"message": message or default, "type": kind, "param": None, "code": code}
+    return {"message": error.message or default, "type": kind, "param": None, "code": code}
 
 
 class OpenAIWire(WireAPI):
@@ -215,63 +150,57 @@ class OpenAIWire(WireAPI):
     #: The Azure operation named in Azure's 429 text (``ChatCompletions_Create``).
     operation: ClassVar[str]
 
-    def authenticate(self, request: WireRequest) -> JsonReply | None:
-        """Record the request's flavour (Azure for ``/openai/...`` paths) and refuse it
-        without credentials: OpenAI wants ``Authorization: Bearer``, Azure an ``api-key``
-        header or an Entra ID bearer token. Azure's dated routes also need ``api-version``."""
-        azure = request.path.startswith("/openai/")
-        ctx = RequestContext(
-            azure=azure, operation=self.operation, api_version=request.query.get("api-version", "")
-        )
-        _CONTEXT.set(ctx)
+    def authenticate(self, request: WireRequest) -> None:
+        """Refuse a request without credentials: OpenAI wants ``Authorization: Bearer``,
+        Azure (``/openai/...`` paths) an ``api-key`` header or an Entra ID bearer token.
+        Azure's dated routes also need ``api-version``."""
         authorization = request.headers.get("authorization", "")
+        bearer = authorization.lower().startswith("bearer ")
+        if is_azure(request):
+            if not request.headers.get("api-key") and not bearer:
+                raise AzureError(401)
+            if not request.path.startswith("/openai/v1/") and not request.query.get("api-version"):
+                raise AzureError(404, "Resource not found")
+        elif not bearer or not authorization[7:].strip():
+            raise OpenAIError(401, _MISSING_KEY)
+
+    def error(self, request: WireRequest, error: WireError) -> JsonReply:
+        """OpenAI's error body, or Azure's own for its gateway's refusals. ``529`` (an
+        Anthropic status) is answered as OpenAI's 503."""
+        azure = is_azure(request)
+        status = 503 if error.status == 529 else error.status
+        headers = {"x-request-id": request_id("req_", request.seq)}
         if azure:
-            if not request.headers.get("api-key") and not authorization.lower().startswith(
-                "bearer "
-            ):
-                return error_reply(401, seq=request.seq)
-            if not request.path.startswith("/openai/v1/") and not ctx.api_version:
-                return JsonReply(
-                    {"error": {"code": "404", "message": "Resource not found"}},
-                    404,
-                    {"x-request-id": request_id("req_", request.seq)},
-                )
-            return None
-        if not authorization.lower().startswith("bearer ") or not authorization[7:].strip():
-            return JsonReply(
-                error_body(_MISSING_KEY, "invalid_request_error"),
-                401,
-                {"x-request-id": request_id("req_", request.seq)},
-            )
-        return None
+            headers["apim-request-id"] = uuid_id(headers["x-request-id"])
+        if isinstance(error, OpenAIError):
+            body = error.body
+        elif isinstance(error, AzureError) or (azure and status in (401, 429)):
+            text = error.message or self._azure_message(request, status, error.retry_after)
+            body = {"error": {"code": str(status), "message": text}}
+        else:
+            kind, default, code = _default(status, error.retry_after)
+            body = _error_body(error.message or default, kind, None, code)
+        return JsonReply(body, status, headers)
 
-    def error(
-        self, status: int, message: str | None = None, *, retry_after: float | None = None
-    ) -> JsonReply:
-        return error_reply(status, message, retry_after=retry_after, seq=self.state.next_seq())
+    def _azure_message(self, request: WireRequest, status: int, retry_after: float | None) -> str:
+        if status == 401:
+            return _AZURE_DENIED
+        if status != 429:
+            return _default(status, retry_after)[1]
+        # https://github.com/alex-wolf-ps/dbchatprov2/issues/2 (Azure's 429 wording)
+        wait = math.ceil(retry_after) if retry_after is not None else 1
+        api_version = request.query.get("api-version")
+        return (
+            f"Requests to the {self.operation} Operation under Azure OpenAI API version "
+            f"{api_version or 'v1'} have exceeded token rate limit of your current "
+            f"OpenAI S0 pricing tier. Please retry after {wait} seconds. Please go here: "
+            "https://aka.ms/oai/quotaincrease if you would like to further increase the "
+            "default rate limit."
+        )
 
-    def method_not_allowed(self, method: str, path: str, allowed: Sequence[str]) -> JsonReply:
+    def method_not_allowed(self, request: WireRequest, allowed: Sequence[str]) -> WireError:
         """OpenAI's 405 for a served URL called with another method."""
-        return self.error(405, f"Invalid method for URL ({method} {path})")
-
-
-def _uuid(seed: str) -> str:
-    digest = hashlib.sha256(seed.encode()).hexdigest()
-    return f"{digest[:8]}-{digest[8:12]}-4{digest[13:16]}-a{digest[17:20]}-{digest[20:32]}"
-
-
-def hex_id(prefix: str, *parts: str, length: int = 48) -> str:
-    """A deterministic id of lower-case hex digits, as the Responses API prints them
-    (``resp_68c42d28...``, ``rs_...``, ``fc_...``, ``msg_...``)."""
-    digest = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
-    while len(digest) < length:
-        digest += hashlib.sha256(digest.encode()).hexdigest()
-    return prefix + digest[:length]
-
-
-def uuid_id(*parts: str) -> str:
-    """A deterministic UUID-formatted id (DeepSeek's completion ids)."""
-    return _uuid("\x1f".join(parts))
+        return WireError(405, f"Invalid method for URL ({request.method} {request.path})")
 
 
 # --- models ----------------------------------------------------------------------------
@@ -284,7 +213,7 @@ _OLLAMA_TAG_RE = re.compile(r"^[\w.\-]+:[\w.\-]+$")
 
 
 @dataclass(frozen=True)
-class OpenAIModel:
+class OpenAIProfile:
     """What the emulator knows about a model name on the OpenAI wires.
 
     ``family`` names the provider style (``openai``, ``deepseek``, ``qwen``, ``kimi``,
@@ -295,43 +224,43 @@ class OpenAIModel:
 
     name: str
     family: str
-    dialect: Dialect
+    dialect: ReasoningDialect
     reasons: bool = True
     default_effort: str = "medium"
     efforts: tuple[str, ...] | None = None
 
 
-def openai_model(name: str, *, azure: bool = False) -> OpenAIModel | None:
+def openai_profile(name: str, *, azure: bool = False) -> OpenAIProfile | None:
     """The model behind ``name``, or ``None`` when the name is unknown. On Azure the name
     is a deployment: unknown names are served as an OpenAI reasoning model."""
     lower = name.lower()
     if not lower.startswith("ft:") and ("/" in name or _OLLAMA_TAG_RE.match(name)):
-        return OpenAIModel(name, "router", "reasoning")  # before gpt-*: `gpt-oss:20b`
+        return OpenAIProfile(name, "router", "reasoning")  # before gpt-*: `gpt-oss:20b`
     if _OPENAI_RE.match(lower):
         base = lower.removeprefix("ft:")
         if _NON_REASONING_RE.match(base):
-            return OpenAIModel(name, "openai", "none", reasons=False, default_effort="none")
+            return OpenAIProfile(name, "openai", "none", reasons=False, default_effort="none")
         if _GPT5_POINT_RE.match(base):
-            return OpenAIModel(name, "openai", "hidden", default_effort="none")
+            return OpenAIProfile(name, "openai", "hidden", default_effort="none")
         if _O_SERIES_RE.match(base):
-            return OpenAIModel(name, "openai", "hidden", efforts=("low", "medium", "high"))
+            return OpenAIProfile(name, "openai", "hidden", efforts=("low", "medium", "high"))
         if base.startswith("gpt-5"):
-            return OpenAIModel(
+            return OpenAIProfile(
                 name, "openai", "hidden", efforts=("minimal", "low", "medium", "high")
             )
-        return OpenAIModel(name, "openai", "hidden")
+        return OpenAIProfile(name, "openai", "hidden")
     if lower.startswith("deepseek-"):
         if lower == "deepseek-chat":
-            return OpenAIModel(name, "deepseek", "reasoning_content", reasons=False)
-        return OpenAIModel(name, "deepseek", "reasoning_content")
+            return OpenAIProfile(name, "deepseek", "reasoning_content", reasons=False)
+        return OpenAIProfile(name, "deepseek", "reasoning_content")
     if lower.startswith(("qwen", "qwq-")):
-        return OpenAIModel(name, "qwen", "reasoning_content")
+        return OpenAIProfile(name, "qwen", "reasoning_content")
     if lower.startswith(("kimi-", "moonshot-")):
-        return OpenAIModel(name, "kimi", "reasoning_content")
+        return OpenAIProfile(name, "kimi", "reasoning_content")
     if lower.startswith("minimax-"):
-        return OpenAIModel(name, "minimax", "think_tags")
+        return OpenAIProfile(name, "minimax", "think_tags")
     if azure:
-        return OpenAIModel(name, "openai", "hidden")
+        return OpenAIProfile(name, "openai", "hidden")
     return None
 
 
@@ -371,7 +300,7 @@ def missing_parameter(param: str) -> OpenAIError:
     )
 
 
-def check_effort(model: OpenAIModel, effort: Any, param: str) -> str | None:
+def check_effort(model: OpenAIProfile, effort: Any, param: str) -> str | None:
     """Validate a ``reasoning_effort`` (Chat) or ``reasoning.effort`` (Responses) value
     and return the effective effort (``None`` when the model does not reason)."""
     if effort is None:
@@ -464,8 +393,3 @@ def tool_spec(name: Any, description: Any, parameters: Any) -> ToolSpec:
         description=description if isinstance(description, str) else "",
         schema=as_mapping(parameters),
     )
-
-
-def dumps_arguments(arguments: Mapping[str, Any]) -> str:
-    """Call arguments as the JSON text the API sends (``{"city": "Paris"}``)."""
-    return json.dumps(dict(arguments), ensure_ascii=False)

@@ -3,7 +3,7 @@
 
 Authentication is ``x-api-key`` or ``Authorization: Bearer`` (401 without either); the
 ``anthropic-version`` header is required. Requests are validated by
-:mod:`thinkagent.emulator.claude` with the ``anthropic`` signing scope, so a Bedrock
+:mod:`thinkagent.emulator.claude.rules` with the ``anthropic`` signing scope, so a Bedrock
 signature replayed here is invalid. Streams send every event with its ``event:`` line:
 ``message_start``, ``ping``, then per block ``content_block_start`` /
 ``content_block_delta``... / ``content_block_stop`` (thinking opens with empty
@@ -18,18 +18,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
 from ..brain import reply_usage
-from ..claude import ClaudeBlock, ClaudeError, parse_request, render_blocks, split_json
-from ..framework import (
-    JsonReply,
-    StreamReply,
-    WireAPI,
-    WireRequest,
-    WireRoute,
-    request_id,
-    retry_headers,
-)
+from ..encoding import chunk_text, request_id, split_json, sse_event, stable_id
+from ..framework import JsonReply, StreamReply, WireAPI, WireError, WireRequest, WireRoute
 from ..model import Reply
-from ..sse import chunk_text, sse_event, stable_id
+from .rules import ClaudeBlock, ClaudeRequest, parse_request, render_blocks
 
 __all__ = ["AnthropicAPI"]
 
@@ -117,43 +109,30 @@ class AnthropicAPI(WireAPI):
             WireRoute("/v1/messages/count_tokens", self.count_tokens),
         )
 
-    def authenticate(self, request: WireRequest) -> JsonReply | None:
+    def authenticate(self, request: WireRequest) -> None:
         if not request.headers.get("x-api-key") and not request.headers.get("authorization"):
-            return self._error(401, "x-api-key header is required", request.seq)
+            raise WireError(401, "x-api-key header is required")
         if not request.headers.get("anthropic-version"):
-            return self._error(400, "anthropic-version: header is required", request.seq)
-        return None
+            raise WireError(400, "anthropic-version: header is required")
 
-    def error(
-        self, status: int, message: str | None = None, *, retry_after: float | None = None
-    ) -> JsonReply:
-        return self._error(status, message, self.state.next_seq(), retry_after=retry_after)
-
-    def _error(
-        self,
-        status: int,
-        message: str | None,
-        seq: int,
-        *,
-        error_type: str | None = None,
-        retry_after: float | None = None,
-    ) -> JsonReply:
-        kind, default = _error_kind(status)
-        rid = request_id("req_011C", seq)
+    def error(self, request: WireRequest, error: WireError) -> JsonReply:
+        kind, default = _error_kind(error.status)
+        rid = request_id("req_011C", request.seq)
         body = {
             "type": "error",
-            "error": {"type": error_type or kind, "message": message or default},
+            "error": {"type": error.type or kind, "message": error.message or default},
             "request_id": rid,
         }
-        headers = {"request-id": rid, **retry_headers(retry_after)}
-        if status == 529 or status >= 500:
+        headers = {"request-id": rid}
+        if error.status >= 500:
             headers["x-should-retry"] = "true"
-        return JsonReply(body, status, headers)
+        return JsonReply(body, error.status, headers)
 
-    def stream_error(self, status: int, message: str | None = None, *, index: int = 0) -> bytes:
-        kind, default = _error_kind(status)
+    def stream_error(self, request: WireRequest, error: WireError, *, index: int) -> bytes:
+        kind, default = _error_kind(error.status)
         return sse_event(
-            "error", {"type": "error", "error": {"type": kind, "message": message or default}}
+            "error",
+            {"type": "error", "error": {"type": kind, "message": error.message or default}},
         )
 
     def malformed_event(self) -> bytes:
@@ -161,40 +140,29 @@ class AnthropicAPI(WireAPI):
 
     # --- handlers ---------------------------------------------------------------------
 
-    def _parse(self, request: WireRequest, *, require_max_tokens: bool = True) -> Any:
+    def _parse(self, request: WireRequest, *, require_max_tokens: bool = True) -> ClaudeRequest:
         body = request.body
         if not isinstance(body, Mapping):
-            return self._error(
-                400,
-                "Input should be a valid dictionary or object to extract fields from",
-                request.seq,
+            raise WireError(
+                400, "Input should be a valid dictionary or object to extract fields from"
             )
-        try:
-            return parse_request(
-                cast("Mapping[str, Any]", body),
-                scope=SCOPE,
-                signer=self.state.signer,
-                require_max_tokens=require_max_tokens,
-                betas=[
-                    b.strip()
-                    for b in request.headers.get("anthropic-beta", "").split(",")
-                    if b.strip()
-                ],
-            )
-        except ClaudeError as exc:
-            return self._error(exc.status, exc.message, request.seq, error_type=exc.error_type)
+        return parse_request(
+            cast("Mapping[str, Any]", body),
+            scope=SCOPE,
+            signer=self.state.signer,
+            require_max_tokens=require_max_tokens,
+            betas=[
+                b.strip() for b in request.headers.get("anthropic-beta", "").split(",") if b.strip()
+            ],
+        )
 
     def count_tokens(self, request: WireRequest) -> JsonReply:
         parsed = self._parse(request, require_max_tokens=False)
-        if isinstance(parsed, JsonReply):
-            return parsed
         usage = reply_usage(parsed.conversation, Reply())
         return JsonReply({"input_tokens": usage.input_tokens})
 
     def messages(self, request: WireRequest) -> JsonReply | StreamReply:
         parsed = self._parse(request)
-        if isinstance(parsed, JsonReply):
-            return parsed
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest()
         blocks = render_blocks(

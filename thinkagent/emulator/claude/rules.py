@@ -1,10 +1,12 @@
-"""The Claude model family: request validation, replay rules and reply blocks, shared
-by the Anthropic Messages wire and the Bedrock Converse wire.
+"""The Claude rules: model profiles, request validation, replay rules and reply blocks,
+shared by the Anthropic Messages wire and the Bedrock Converse wire.
 
 Bedrock runs Claude behind its own envelope: the Bedrock wire translates a Converse
 request into the Anthropic Messages shape and calls :func:`parse_request` with its own
 signing scope, so both wires enforce the same rules with the same messages (Bedrock
 wraps them in ``ValidationException: The model returned the following errors: ...``).
+A refused request raises :class:`~thinkagent.emulator.framework.WireError` with
+Anthropic's status and message.
 
 Model defaults (by name: ``claude-opus-4-7``, ``claude-sonnet-4-5-20250929``,
 ``claude-3-7-sonnet-20250219``, ``claude-mythos-preview``...):
@@ -18,23 +20,21 @@ Model defaults (by name: ``claude-opus-4-7``, ``claude-sonnet-4-5-20250929``,
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from .model import Conversation, Message, Reply, Settings, ToolCall, ToolResult, ToolSpec
-from .signing import Signer, b64encode
-from .sse import stable_id
-from .values import list_or_none, mapping_or_none
+from ..encoding import arguments_json, b64encode, list_or_none, mapping_or_none, stable_id
+from ..framework import WireError
+from ..model import Call, CallResult, Conversation, Reply, Settings, ToolSpec, Turn
+from ..signing import Signer
 
 __all__ = [
     "ClaudeBlock",
-    "ClaudeError",
-    "ClaudeModel",
+    "ClaudeProfile",
     "ClaudeRequest",
-    "claude_model",
+    "claude_profile",
     "parse_request",
     "render_blocks",
 ]
@@ -55,22 +55,12 @@ _MODEL_RE = re.compile(
 )
 
 
-class ClaudeError(Exception):
-    """A request the Claude API refuses: HTTP status, error type and the real message."""
-
-    def __init__(self, status: int, error_type: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.error_type = error_type
-        self.message = message
-
-
-def _invalid(message: str) -> ClaudeError:
-    return ClaudeError(400, "invalid_request_error", message)
+def _invalid(message: str) -> WireError:
+    return WireError(400, message, type="invalid_request_error")
 
 
 @dataclass(frozen=True)
-class ClaudeModel:
+class ClaudeProfile:
     """What the emulator knows about a Claude model name."""
 
     name: str
@@ -82,21 +72,21 @@ class ClaudeModel:
         return self.adaptive_only
 
 
-def claude_model(name: str) -> ClaudeModel | None:
+def claude_profile(name: str) -> ClaudeProfile | None:
     """The model's defaults, or ``None`` if ``name`` is not a Claude model."""
     if not name.startswith("claude-"):
         return None
     match = _MODEL_RE.match(name)
     if match is None:
-        return ClaudeModel(name)
+        return ClaudeProfile(name)
     if match.group("new"):
-        return ClaudeModel(name, adaptive_only=True, default_display="omitted")
+        return ClaudeProfile(name, adaptive_only=True, default_display="omitted")
     family = match.group("family") or match.group("ofamily")
     major = int(match.group("major") or match.group("omajor"))
     minor = int(match.group("minor") or match.group("ominor") or 0)
     if (family == "opus" and (major, minor) >= (4, 7)) or major >= 5:
-        return ClaudeModel(name, adaptive_only=True, default_display="omitted")
-    return ClaudeModel(name)
+        return ClaudeProfile(name, adaptive_only=True, default_display="omitted")
+    return ClaudeProfile(name)
 
 
 @dataclass(frozen=True)
@@ -104,7 +94,7 @@ class ClaudeRequest:
     """A validated Claude request: its neutral conversation and settings, plus what the
     renderers need (display mode, streaming, the model)."""
 
-    model: ClaudeModel
+    model: ClaudeProfile
     conversation: Conversation
     settings: Settings
     display: Literal["summarized", "omitted"]
@@ -115,7 +105,7 @@ class ClaudeRequest:
 
 
 def _thinking(
-    raw: Any, model: ClaudeModel, max_tokens: int | None
+    raw: Any, model: ClaudeProfile, max_tokens: int | None
 ) -> tuple[bool, int | None, Literal["summarized", "omitted"], bool]:
     """(thinking on, budget, display, adaptive)."""
     if raw is None:
@@ -335,11 +325,11 @@ def _check_history(
                 raise _invalid(_DISABLED_THINKING.format(i=i, j=j))
 
 
-def _neutral(role: str, blocks: list[Mapping[str, Any]]) -> Message:
+def _neutral(role: str, blocks: list[Mapping[str, Any]]) -> Turn:
     texts: list[str] = []
     thinking: list[str] = []
-    calls: list[ToolCall] = []
-    results: list[ToolResult] = []
+    calls: list[Call] = []
+    results: list[CallResult] = []
     for block in blocks:
         kind = block["type"]
         if kind == "text" and isinstance(block.get("text"), str):
@@ -348,21 +338,21 @@ def _neutral(role: str, blocks: list[Mapping[str, Any]]) -> Message:
             thinking.append(cast("str", block.get("thinking") or ""))
         elif kind == "tool_use":
             arguments = mapping_or_none(block.get("input")) or {}
-            calls.append(ToolCall(cast("str", block["id"]), cast("str", block["name"]), arguments))
+            calls.append(Call(cast("str", block["id"]), cast("str", block["name"]), arguments))
         elif kind == "tool_result":
             results.append(
-                ToolResult(
+                CallResult(
                     cast("str", block["tool_use_id"]),
                     _text_of(block.get("content", "")),
                     bool(block.get("is_error")),
                 )
             )
-    return Message(
+    return Turn(
         role="assistant" if role == "assistant" else "user",
         text="\n".join(texts),
         thinking="\n".join(thinking),
-        tool_calls=tuple(calls),
-        tool_results=tuple(results),
+        calls=tuple(calls),
+        results=tuple(results),
     )
 
 
@@ -382,14 +372,15 @@ def parse_request(
     ``betas`` are the ``anthropic-beta`` flags. With a thinking budget and no
     ``interleaved-thinking-2025-05-14`` beta, Claude thinks only at the start of an
     assistant turn, not after tool results; adaptive thinking is always interleaved.
-    Raises :class:`ClaudeError` with the real status and message.
+    Raises :class:`~thinkagent.emulator.framework.WireError` with the real status, type
+    and message.
     """
     name = model_name if model_name is not None else body.get("model")
     if not isinstance(name, str) or not name:
         raise _invalid("model: Field required")
-    model = claude_model(name)
+    model = claude_profile(name)
     if model is None:
-        raise ClaudeError(404, "not_found_error", f"model: {name}")
+        raise WireError(404, f"model: {name}", type="not_found_error")
     max_tokens = body.get("max_tokens")
     if max_tokens is None and require_max_tokens:
         raise _invalid("max_tokens: Field required")
@@ -457,7 +448,7 @@ def parse_request(
 
     conversation = Conversation(
         system="\n".join(p for p in system_parts if p),
-        messages=tuple(_neutral(r, b) for r, b in parsed if r != "system"),
+        turns=tuple(_neutral(r, b) for r, b in parsed if r != "system"),
         tools=tools,
     )
     settings = Settings(
@@ -499,7 +490,7 @@ class ClaudeBlock:
 
     @property
     def input_json(self) -> str:
-        return json.dumps(self.input, ensure_ascii=False)
+        return arguments_json(self.input)
 
 
 def render_blocks(
@@ -545,11 +536,3 @@ def render_blocks(
             ClaudeBlock("tool_use", id=call_id, name=call.name, input=dict(call.arguments))
         )
     return blocks
-
-
-def split_json(text: str, pieces: int = 3) -> Sequence[str]:
-    """Split a JSON text into a few fragments, as ``input_json_delta`` events carry it."""
-    if not text:
-        return []
-    size = max(1, -(-len(text) // pieces))
-    return [text[i : i + size] for i in range(0, len(text), size)]

@@ -1,14 +1,9 @@
-"""Shared fixtures: one emulator per test module, reset before each test; vendor clients
-per test (an async client belongs to the test's event loop)."""
+"""The tools and the question the wire tests share, declared in each API's shape (the
+clients are the suite's shared fixtures, `tests/support/fixtures.py`)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
-
-import pytest
-
-from thinkagent.emulator import Emulator
 
 WEATHER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -68,31 +63,3 @@ RESPONSES_TOOLS: list[dict[str, Any]] = [
 ]
 QUESTION = "What's the weather and the time in Paris?"
 TOOL_OUTPUT = {"get_weather": "sunny, 21 C", "get_time": "14:05"}
-
-
-@pytest.fixture
-async def anthropic_client(emu: Emulator) -> AsyncIterator[Any]:
-    client = emu.anthropic_client(max_retries=0)
-    yield client
-    await client.close()
-
-
-@pytest.fixture
-async def openai_client(emu: Emulator) -> AsyncIterator[Any]:
-    client = emu.openai_client(max_retries=0)
-    yield client
-    await client.close()
-
-
-@pytest.fixture
-async def azure_client(emu: Emulator) -> AsyncIterator[Any]:
-    client = emu.azure_client(max_retries=0)
-    yield client
-    await client.close()
-
-
-@pytest.fixture(scope="module")
-def bedrock(emu: Emulator) -> Any:
-    from botocore.config import Config
-
-    return emu.bedrock_client(config=Config(retries={"total_max_attempts": 1}))

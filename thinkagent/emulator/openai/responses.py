@@ -29,32 +29,40 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
-from ..claude import split_json
-from ..framework import EmulatorState, JsonReply, StreamReply, WireRequest, WireRoute
-from ..model import Conversation, Message, Reply, Settings, ToolCall, ToolResult, ToolSpec
-from ..openai_common import (
+from ..encoding import (
+    arguments_json,
+    as_list,
+    as_mapping,
+    b64decode,
+    b64encode,
+    chunk_text,
+    hex_id,
+    list_or_none,
+    mapping_or_none,
+    split_json,
+    sse_event,
+    stable_id,
+)
+from ..framework import EmulatorState, JsonReply, StreamReply, WireError, WireRequest, WireRoute
+from ..model import Call, CallResult, Conversation, Reply, Settings, ToolSpec, Turn
+from ..signing import Signer, expand
+from .rules import (
     OpenAIError,
-    OpenAIModel,
+    OpenAIProfile,
     OpenAIWire,
     brain_effort,
     check_effort,
-    context,
-    dumps_arguments,
-    error_reply,
-    hex_id,
     invalid_value,
+    is_azure,
     missing_parameter,
     model_not_found,
-    openai_model,
+    openai_profile,
     parse_arguments,
     stream_error_payload,
     text_of,
     tool_choice,
     tool_spec,
 )
-from ..signing import Signer, b64decode, b64encode, expand
-from ..sse import chunk_text, sse_event, stable_id
-from ..values import as_list, as_mapping, list_or_none, mapping_or_none
 
 __all__ = ["OpenAIResponsesAPI", "open_reasoning", "seal_reasoning"]
 
@@ -141,7 +149,7 @@ def open_reasoning(signer: Signer, scope: str, token: str) -> tuple[str, str] | 
 
 @dataclass(frozen=True)
 class _ResponsesRequest:
-    model: OpenAIModel
+    model: OpenAIProfile
     model_name: str
     conversation: Conversation
     settings: Settings
@@ -318,19 +326,19 @@ def _conversation(
     tools: tuple[ToolSpec, ...],
 ) -> Conversation:
     system = [instructions] if instructions else []
-    turns: list[Message] = []
+    turns: list[Turn] = []
 
-    def assistant(text: str = "", thinking: str = "", calls: tuple[ToolCall, ...] = ()) -> None:
+    def assistant(text: str = "", thinking: str = "", calls: tuple[Call, ...] = ()) -> None:
         if turns and turns[-1].role == "assistant" and not thinking:
             last = turns[-1]
-            turns[-1] = Message(
+            turns[-1] = Turn(
                 "assistant",
                 text="\n".join(t for t in (last.text, text) if t),
                 thinking=last.thinking,
-                tool_calls=last.tool_calls + calls,
+                calls=last.calls + calls,
             )
         else:
-            turns.append(Message("assistant", text=text, thinking=thinking, tool_calls=calls))
+            turns.append(Turn("assistant", text=text, thinking=thinking, calls=calls))
 
     for index, item in enumerate(items):
         kind = item.get("type")
@@ -342,26 +350,24 @@ def _conversation(
             elif role == "assistant":
                 assistant(text=content)
             else:
-                turns.append(Message("user", text=content))
+                turns.append(Turn("user", text=content))
         elif kind == "reasoning":
-            turns.append(Message("assistant", thinking=texts.get(index, "")))
+            turns.append(Turn("assistant", thinking=texts.get(index, "")))
         elif kind == "function_call":
-            call = ToolCall(
+            call = Call(
                 str(item.get("call_id")),
                 str(item.get("name")),
                 parse_arguments(item.get("arguments")),
             )
             assistant(calls=(call,))
         elif kind == "function_call_output":
-            result = ToolResult(str(item.get("call_id")), text_of(item.get("output")))
-            if turns and turns[-1].role == "user" and turns[-1].tool_results:
+            result = CallResult(str(item.get("call_id")), text_of(item.get("output")))
+            if turns and turns[-1].role == "user" and turns[-1].results:
                 last = turns[-1]
-                turns[-1] = Message("user", tool_results=(*last.tool_results, result))
+                turns[-1] = Turn("user", results=(*last.results, result))
             else:
-                turns.append(Message("user", tool_results=(result,)))
-    return Conversation(
-        system="\n".join(s for s in system if s), messages=tuple(turns), tools=tools
-    )
+                turns.append(Turn("user", results=(result,)))
+    return Conversation(system="\n".join(s for s in system if s), turns=tuple(turns), tools=tools)
 
 
 def _parse(request: WireRequest, scope: str, signer: Signer, store: _Store) -> _ResponsesRequest:
@@ -371,8 +377,7 @@ def _parse(request: WireRequest, scope: str, signer: Signer, store: _Store) -> _
     raw_model = body.get("model")
     if not isinstance(raw_model, str) or not raw_model:
         raise missing_parameter("model")
-    azure = context().azure
-    model = openai_model(raw_model, azure=azure)
+    model = openai_profile(raw_model, azure=is_azure(request))
     if model is None or model.family != "openai":
         raise model_not_found(raw_model)
     previous = body.get("previous_response_id")
@@ -460,16 +465,16 @@ class OpenAIResponsesAPI(OpenAIWire):
             WireRoute("/openai/v1/responses", self.responses),
         )
 
-    def stream_error(self, status: int, message: str | None = None, *, index: int = 0) -> bytes:
-        error = stream_error_payload(status, message)
+    def stream_error(self, request: WireRequest, error: WireError, *, index: int) -> bytes:
+        payload = stream_error_payload(error)
         return sse_event(
             "error",
             {
                 "type": "error",
-                "code": error["code"] or error["type"],
-                "message": error["message"],
+                "code": payload["code"] or payload["type"],
+                "message": payload["message"],
                 "param": None,
-                "error": error,
+                "error": payload,
                 "sequence_number": index,
             },
         )
@@ -480,11 +485,8 @@ class OpenAIResponsesAPI(OpenAIWire):
     # --- handler -----------------------------------------------------------------------
 
     def responses(self, request: WireRequest) -> JsonReply | StreamReply:
-        scope = "azure" if context().azure else "openai"
-        try:
-            parsed = _parse(request, scope, self.state.signer, self._store)
-        except OpenAIError as exc:
-            return error_reply(exc.status, seq=request.seq, error=exc)
+        scope = "azure" if is_azure(request) else "openai"
+        parsed = _parse(request, scope, self.state.signer, self._store)
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest() + "\x1f" + parsed.model_name + "\x1f" + scope
         output = self._output(parsed, reply, seed, scope)
@@ -559,7 +561,7 @@ class OpenAIResponsesAPI(OpenAIWire):
             for index, call in enumerate(reply.tool_calls):
                 output.append(
                     {
-                        "arguments": dumps_arguments(call.arguments),
+                        "arguments": arguments_json(call.arguments),
                         "call_id": call.id or stable_id("call_", seed, str(index), length=24),
                         "id": hex_id("fc_", seed, str(index)),
                         "name": call.name,

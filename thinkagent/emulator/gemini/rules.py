@@ -1,9 +1,10 @@
-"""The Gemini model family: request validation, replay rules and thought signatures, for
-the Gemini API and Vertex AI wires (:mod:`thinkagent.emulator.wire.gemini`).
+"""The Gemini rules: model profiles, request validation, replay rules and thought
+signatures, for the Gemini API and Vertex AI wires (:mod:`.generate`).
 
 Both wires take the same ``GenerateContentRequest`` and differ in their signing scope
 (``gemini`` or ``vertex``: a signature issued by one never verifies in the other) and in
-the wording of some errors (a :class:`Dialect` each).
+the wording of some errors (a :class:`GeminiPlatform` each). A refused request raises
+:class:`~thinkagent.emulator.framework.WireError` with Google's status and message.
 
 Models (by name):
 
@@ -33,21 +34,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from .model import Conversation, Message, Settings, ToolCall, ToolResult, ToolSpec
-from .signing import Signer
-from .values import as_list, as_mapping, list_or_none, mapping_or_none
+from ..encoding import as_list, as_mapping, list_or_none, mapping_or_none
+from ..framework import WireError
+from ..model import Call, CallResult, Conversation, Settings, ToolSpec, Turn
+from ..signing import Signer
 
 __all__ = [
-    "GEMINI_DIALECT",
+    "GEMINI_API",
     "THOUGHT_SIGNATURE_DOCS",
-    "VERTEX_DIALECT",
-    "Dialect",
-    "GeminiError",
-    "GeminiModel",
+    "VERTEX_AI",
+    "GeminiPlatform",
+    "GeminiProfile",
     "GeminiRequest",
     "call_content",
     "decode_signature",
-    "gemini_model",
+    "gemini_profile",
     "parse_request",
     "signature_kind",
     "text_content",
@@ -66,17 +67,12 @@ _B64_RE = re.compile(r"^[A-Za-z0-9+/_-]*={0,2}$")
 _SNAKE_RE = re.compile(r"([A-Z])")
 
 
-class GeminiError(Exception):
-    """A request the service refuses: HTTP status and the real message."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+def _invalid(message: str) -> WireError:
+    return WireError(400, message)
 
 
 @dataclass(frozen=True)
-class Dialect:
+class GeminiPlatform:
     """What differs between the Gemini API and Vertex AI: the signing scope, the dummy
     signatures that skip validation, and the wording of some errors."""
 
@@ -108,13 +104,13 @@ class Dialect:
 
 SKIP_SIGNATURE = b"skip_thought_signature_validator"
 
-GEMINI_DIALECT = Dialect(
+GEMINI_API = GeminiPlatform(
     scope="gemini",
     skip_signatures=frozenset({SKIP_SIGNATURE, b"context_engineering_is_the_way_to_go"}),
     corrupted="Corrupted thought signature.",
     vertex=False,
 )
-VERTEX_DIALECT = Dialect(
+VERTEX_AI = GeminiPlatform(
     scope="vertex",
     skip_signatures=frozenset({SKIP_SIGNATURE}),
     corrupted="Unable to submit request because Thought signature is not valid.",
@@ -123,7 +119,7 @@ VERTEX_DIALECT = Dialect(
 
 
 @dataclass(frozen=True)
-class GeminiModel:
+class GeminiProfile:
     """What the emulator knows about a Gemini model name."""
 
     name: str
@@ -135,7 +131,7 @@ class GeminiModel:
         return self.family == "3" or self.variant == "pro"
 
 
-def gemini_model(name: str) -> GeminiModel | None:
+def gemini_profile(name: str) -> GeminiProfile | None:
     """The model's family, or ``None`` if the emulator does not serve ``name``."""
     match = _MODEL_RE.match(name)
     if match is None:
@@ -157,10 +153,10 @@ def gemini_model(name: str) -> GeminiModel | None:
         if rest.startswith("pro")
         else "other"
     )
-    return GeminiModel(name, family, variant)
+    return GeminiProfile(name, family, variant)
 
 
-def signature_kind(model: GeminiModel) -> str:
+def signature_kind(model: GeminiProfile) -> str:
     """The signing kind of thought signatures for the model's family."""
     return "gemini.thought.3" if model.family == "3" else "gemini.thought.2.5"
 
@@ -262,7 +258,7 @@ class GeminiRequest:
     """A validated request: its neutral conversation and settings, and what the renderer
     needs (the model, whether thoughts are shown, whether the model thinks)."""
 
-    model: GeminiModel
+    model: GeminiProfile
     conversation: Conversation
     settings: Settings
     include_thoughts: bool
@@ -271,25 +267,25 @@ class GeminiRequest:
 def _parse_part(raw: Any, i: int, j: int) -> _Part:
     part = mapping_or_none(raw)
     if part is None:
-        raise GeminiError(
+        raise _invalid(
             f"Invalid value at 'contents[{i}].parts[{j}]' (type.googleapis.com/google.ai."
             "generativelanguage.v1beta.Part), not an object"
         )
     text = part.get("text")
     signature = _get(part, "thoughtSignature")
     if signature is not None and not isinstance(signature, str):
-        raise GeminiError(
+        raise _invalid(
             f"Invalid value at 'contents[{i}].parts[{j}].thought_signature' (TYPE_BYTES), "
             f"{_canonical(signature)}"
         )
     call = mapping_or_none(_get(part, "functionCall"))
     response = mapping_or_none(_get(part, "functionResponse"))
     if call is not None and not isinstance(call.get("name"), str):
-        raise GeminiError(
+        raise _invalid(
             f"* GenerateContentRequest.contents[{i}].parts[{j}].function_call.name: Name cannot be empty."
         )
     if response is not None and not isinstance(response.get("name"), str):
-        raise GeminiError(
+        raise _invalid(
             f"* GenerateContentRequest.contents[{i}].parts[{j}].function_response.name: Name cannot be empty."
         )
     other = None
@@ -311,20 +307,20 @@ def _parse_part(raw: Any, i: int, j: int) -> _Part:
 def _parse_contents(raw: Any) -> list[_Content]:
     items = list_or_none(raw)
     if not items:
-        raise GeminiError("* GenerateContentRequest.contents: contents is not specified")
+        raise _invalid("* GenerateContentRequest.contents: contents is not specified")
     contents: list[_Content] = []
     for i, item in enumerate(items):
         content = mapping_or_none(item)
         if content is None:
-            raise GeminiError(
+            raise _invalid(
                 f"Invalid value at 'contents[{i}]' (type.googleapis.com/google.ai.generativelanguage.v1beta.Content), not an object"
             )
         role = content.get("role") or "user"
         if role not in ("user", "model"):
-            raise GeminiError("Please use a valid role: user, model.")
+            raise _invalid("Please use a valid role: user, model.")
         parts = list_or_none(content.get("parts"))
         if not parts:
-            raise GeminiError(
+            raise _invalid(
                 f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty."
             )
         contents.append(
@@ -375,7 +371,7 @@ def _tools(raw: Any) -> tuple[ToolSpec, ...]:
             decl = as_mapping(decl_raw)
             name = decl.get("name")
             if not isinstance(name, str) or not name:
-                raise GeminiError(
+                raise _invalid(
                     f"* GenerateContentRequest.tools[{t}].function_declarations[{d}].name: "
                     "Name cannot be empty."
                 )
@@ -411,7 +407,7 @@ def _int(value: Any) -> int | None:
 
 
 def _thinking(
-    config: Mapping[str, Any], model: GeminiModel, dialect: Dialect
+    config: Mapping[str, Any], model: GeminiProfile, platform: GeminiPlatform
 ) -> tuple[bool, bool, int | None, str | None]:
     """(thinking, include_thoughts, budget, effort)."""
     include = _get(config, "includeThoughts") is True
@@ -421,21 +417,21 @@ def _thinking(
     if level == "THINKING_LEVEL_UNSPECIFIED":
         level = None
     if raw_budget is not None and level is not None:
-        raise GeminiError(
-            dialect.thinking("You can only set only one of thinking budget and thinking level.")
+        raise _invalid(
+            platform.thinking("You can only set only one of thinking budget and thinking level.")
         )
     if level is not None:
         if level not in LEVELS:
-            raise GeminiError(
+            raise _invalid(
                 "Invalid value at 'generation_config.thinking_config.thinking_level' "
                 "(type.googleapis.com/google.ai.generativelanguage.v1beta.GenerationConfig."
                 f"ThinkingConfig.ThinkingLevel), {_canonical(raw_level)}"
             )
         if model.family != "3":
-            raise GeminiError(
+            raise _invalid(
                 f"Unable to submit request because thinking_level is not supported by this "
                 f"model. Learn more: {VERTEX_MODEL_DOCS}"
-                if dialect.vertex
+                if platform.vertex
                 else "Thinking level is not supported for this model."
             )
         return True, include, None, _EFFORT[cast("str", level)]
@@ -444,19 +440,19 @@ def _thinking(
         return thinks, include and thinks, None, "high" if model.family == "3" else None
     budget = _int(raw_budget)
     if budget is None:
-        raise GeminiError(
+        raise _invalid(
             "Invalid value at 'generation_config.thinking_config.thinking_budget' (TYPE_INT32), "
             f"{_canonical(raw_budget)}"
         )
     if budget == 0 and model.always_thinks and model.family == "2.5":
-        raise GeminiError(
-            dialect.thinking("The model does not support setting thinking_budget to 0.")
+        raise _invalid(
+            platform.thinking("The model does not support setting thinking_budget to 0.")
         )
     low, high = {"pro": (128, 32768), "flash-lite": (512, 24576)}.get(model.variant, (1, 24576))
     if model.family == "3":
         low, high = 0, 65536
     if budget not in (-1, 0) and not low <= budget <= high:
-        raise GeminiError(dialect.thinking(f"The thinking budget ({budget}) is invalid."))
+        raise _invalid(platform.thinking(f"The thinking budget ({budget}) is invalid."))
     thinks = model.family == "3" or budget != 0
     effort = "low" if 0 <= budget <= 1024 and model.family == "3" else None
     return thinks, include and thinks, budget if budget > 0 else None, effort
@@ -469,7 +465,7 @@ def _tool_choice(
     mode = config.get("mode") or "AUTO"
     mode = mode.upper() if isinstance(mode, str) else mode
     if mode not in ("AUTO", "ANY", "NONE", "VALIDATED", "MODE_UNSPECIFIED"):
-        raise GeminiError(
+        raise _invalid(
             "Invalid value at 'tool_config.function_calling_config.mode' (type.googleapis.com/"
             f"google.ai.generativelanguage.v1beta.FunctionCallingConfig.Mode), {_canonical(mode)}"
         )
@@ -502,7 +498,7 @@ def _check_turns(contents: Sequence[_Content]) -> None:
             and content.calls
             and (previous is None or previous.role != "user")
         ):
-            raise GeminiError(
+            raise _invalid(
                 "Please ensure that function call turn comes immediately after a user turn "
                 "or after a function response turn."
             )
@@ -510,13 +506,13 @@ def _check_turns(contents: Sequence[_Content]) -> None:
         if content.role != "user" or not responses:
             continue
         if previous is None or previous.role != "model" or not previous.calls:
-            raise GeminiError(
+            raise _invalid(
                 "Please ensure that function response turn comes immediately after a function "
                 "call turn."
             )
         calls = previous.calls
         if len(responses) != len(calls):
-            raise GeminiError(
+            raise _invalid(
                 "Please ensure that the number of function response parts is equal to the "
                 "number of function call parts of the function call turn."
             )
@@ -524,7 +520,7 @@ def _check_turns(contents: Sequence[_Content]) -> None:
         for part in responses:
             name = cast("Mapping[str, Any]", part.response)["name"]
             if name not in names:
-                raise GeminiError(
+                raise _invalid(
                     f"Function response `{name}` in contents[{part.content}].parts[{part.index}] "
                     "does not answer any function call of the function call turn."
                 )
@@ -532,8 +528,8 @@ def _check_turns(contents: Sequence[_Content]) -> None:
 
 def _check_signatures(
     contents: Sequence[_Content],
-    model: GeminiModel,
-    dialect: Dialect,
+    model: GeminiProfile,
+    platform: GeminiPlatform,
     signer: Signer,
 ) -> None:
     """Every signature present verifies against its part (in every turn); on Gemini 3 the
@@ -562,32 +558,34 @@ def _check_signatures(
                 continue
             blob = decode_signature(part.signature)
             if blob is None:
-                raise GeminiError(
+                raise _invalid(
                     f"Invalid value at 'contents[{part.content}].parts[{part.index}]."
                     f"thought_signature' (TYPE_BYTES), Base64 decoding failed for "
                     f'"{part.signature}"'
                 )
-            if part.signature.encode() in dialect.skip_signatures:
+            if part.signature.encode() in platform.skip_signatures:
                 continue  # the dummy sent verbatim rather than base64-encoded
-            if blob in dialect.skip_signatures:
+            if blob in platform.skip_signatures:
                 continue
-            if content_bytes is None or not signer.verify(dialect.scope, kind, blob, content_bytes):
-                raise GeminiError(dialect.corrupted)
+            if content_bytes is None or not signer.verify(
+                platform.scope, kind, blob, content_bytes
+            ):
+                raise _invalid(platform.corrupted)
         if model.family == "3" and content.index > start:
             calls = content.calls
             if calls and calls[0].signature is None:
                 name = cast("str", cast("Mapping[str, Any]", calls[0].call)["name"])
-                raise GeminiError(dialect.missing_signature(name, calls[0].content + 1))
+                raise _invalid(platform.missing_signature(name, calls[0].content + 1))
 
 
-def _neutral(contents: Sequence[_Content]) -> tuple[Message, ...]:
-    messages: list[Message] = []
+def _neutral(contents: Sequence[_Content]) -> tuple[Turn, ...]:
+    turns: list[Turn] = []
     previous_calls: list[tuple[str, str]] = []  # (id, name) of the last function call turn
     for content in contents:
         texts: list[str] = []
         thoughts: list[str] = []
-        calls: list[ToolCall] = []
-        results: list[ToolResult] = []
+        calls: list[Call] = []
+        results: list[CallResult] = []
         unanswered = list(previous_calls)
         for part in content.parts:
             if part.call is not None:
@@ -595,9 +593,7 @@ def _neutral(contents: Sequence[_Content]) -> tuple[Message, ...]:
                 if not isinstance(call_id, str) or not call_id:
                     call_id = f"gemini-call-{content.index}-{len(calls)}"
                 calls.append(
-                    ToolCall(
-                        call_id, cast("str", part.call["name"]), as_mapping(part.call.get("args"))
-                    )
+                    Call(call_id, cast("str", part.call["name"]), as_mapping(part.call.get("args")))
                 )
             elif part.response is not None:
                 name = part.response["name"]
@@ -609,7 +605,7 @@ def _neutral(contents: Sequence[_Content]) -> tuple[Message, ...]:
                     unanswered.remove(match)
                 text, is_error = _result_text(part.response)
                 results.append(
-                    ToolResult(match[0] if match else f"gemini-response-{name}", text, is_error)
+                    CallResult(match[0] if match else f"gemini-response-{name}", text, is_error)
                 )
             elif part.text is not None:
                 (thoughts if part.thought else texts).append(part.text)
@@ -617,41 +613,42 @@ def _neutral(contents: Sequence[_Content]) -> tuple[Message, ...]:
                 texts.append(part.other)
         if content.role == "model":
             previous_calls = [(c.id, c.name) for c in calls]
-        messages.append(
-            Message(
+        turns.append(
+            Turn(
                 role="assistant" if content.role == "model" else "user",
                 text="".join(texts) if content.role == "model" else "\n".join(texts),
                 thinking="".join(thoughts),
-                tool_calls=tuple(calls),
-                tool_results=tuple(results),
+                calls=tuple(calls),
+                results=tuple(results),
             )
         )
-    return tuple(messages)
+    return tuple(turns)
 
 
 def parse_request(
-    body: Mapping[str, Any], model: GeminiModel, *, dialect: Dialect, signer: Signer
+    body: Mapping[str, Any], model: GeminiProfile, *, platform: GeminiPlatform, signer: Signer
 ) -> GeminiRequest:
-    """Validate a ``GenerateContentRequest`` for ``model`` (see :func:`gemini_model`) and
-    build its neutral view. Raises :class:`GeminiError` with the real status and message."""
+    """Validate a ``GenerateContentRequest`` for ``model`` (see :func:`gemini_profile`) and
+    build its neutral view. Raises :class:`~thinkagent.emulator.framework.WireError` with
+    the real status and message."""
     contents = _merge_turns(_parse_contents(body.get("contents")))
     generation = as_mapping(_get(body, "generationConfig"))
     thinking, include, budget, effort = _thinking(
-        as_mapping(_get(generation, "thinkingConfig")), model, dialect
+        as_mapping(_get(generation, "thinkingConfig")), model, platform
     )
     max_tokens = _int(_get(generation, "maxOutputTokens"))
     if max_tokens is not None and max_tokens < 1:
-        raise GeminiError(
+        raise _invalid(
             "* GenerateContentRequest.generation_config.max_output_tokens: "
             "max_output_tokens must be positive."
         )
     tools = _tools(body.get("tools"))
     choice, tool_name, offered = _tool_choice(_get(body, "toolConfig"), tools)
     _check_turns(contents)
-    _check_signatures(contents, model, dialect, signer)
+    _check_signatures(contents, model, platform, signer)
     conversation = Conversation(
         system=_system(_get(body, "systemInstruction")),
-        messages=_neutral(contents),
+        turns=_neutral(contents),
         tools=offered,
     )
     settings = Settings(
