@@ -313,9 +313,7 @@ async def test_a_malformed_event_interrupts_the_stream(
         await run_streamed(Agent(make_model(CASES[2], openai_client), tools=TOOLS), QUESTION)
 
 
-async def test_no_credential_in_messages_errors_or_repr(
-    emu: Emulator, openai_client: openai.AsyncOpenAI
-) -> None:
+async def test_no_credential_in_messages_errors_or_repr(emu: Emulator) -> None:
     key = "sk-test-secret-0123456789abcdef"
     async with emu.openai_client(api_key=key, max_retries=0) as client:
         model = OpenAIChatModel("deepseek-reasoner", client=client, dialect="deepseek")

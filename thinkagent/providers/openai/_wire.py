@@ -1,6 +1,7 @@
-"""What the Chat Completions and Responses adapters share: the thinking configuration, tool
-choice and user turns in the shape both APIs take, the SDK's errors as `ProviderError` (a broken
-stream as `StreamInterrupted`), and keeping credentials out of every message.
+"""What the Chat Completions and Responses adapters share: the thinking configuration, their
+base class (extra body and headers, the client's credentials, the error for a failed stream),
+tool choice and user turns in the shape both APIs take, the SDK's errors as `ProviderError` (a
+broken stream as `StreamInterrupted`), and keeping credentials out of every message.
 
 Imports the `openai` SDK. `OpenAIThinking` and its value types are public through
 `thinkagent.providers.openai`; the rest is private to the family.
@@ -189,10 +190,10 @@ class OpenAIAdapter(AdapterBase[openai.AsyncOpenAI, OpenAIThinking]):
         event), else `map_error` of the service's error."""
         if isinstance(exc, openai.OpenAIError) and not isinstance(exc, openai.APIConnectionError):
             return self.map_error(exc)
-        how = "ended" if exc is None else "broke"
-        reason = f"the stream {how} before {terminal}"
-        if exc is not None:
-            reason += f": {type(exc).__name__}"
+        if exc is None:
+            reason = f"the stream ended before {terminal}"
+        else:
+            reason = f"the stream broke before {terminal}: {type(exc).__name__}"
         return interrupted(reason, builder, scope=self.scope, model=model)
 
 
