@@ -12,7 +12,7 @@ import os
 
 from _demo import run, service
 
-from thinkagent.providers.openai_responses import OpenAIResponsesModel
+from thinkagent.providers.openai import OpenAIResponsesModel, OpenAIThinking
 
 MODEL = os.environ.get("THINKAGENT_OPENAI_MODEL", "gpt-5-mini")
 
@@ -22,8 +22,7 @@ async def main() -> None:
         model = OpenAIResponsesModel(
             MODEL,
             client=emulator.openai_client() if emulator else None,
-            reasoning_effort="low",
-            reasoning_summary="auto",
+            thinking=OpenAIThinking(effort="low", summary="auto"),
         )
         await run(model)
         await model.client.close()

@@ -11,8 +11,7 @@ from typing import Any
 import openai
 
 from thinkagent import Agent
-from thinkagent.providers.openai import OpenAIChatModel
-from thinkagent.providers.openai_responses import OpenAIResponsesModel
+from thinkagent.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 
 NAME = "openai-chat"
 

@@ -32,7 +32,7 @@ from thinkagent import (
     validate_history,
 )
 from thinkagent.emulator import Emulator, Fault
-from thinkagent.providers.openai import OpenAIChatModel
+from thinkagent.providers.openai import OpenAIChatModel, OpenAIThinking
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,9 @@ CASES = [
 ]
 
 
-def make_model(case: Case, emu: Emulator, **kw: Any) -> OpenAIChatModel:
-    client = emu.azure_client(max_retries=0) if case.azure else emu.openai_client(max_retries=0)
+def make_model(case: Case, client: openai.AsyncOpenAI, **kw: Any) -> OpenAIChatModel:
+    """The case's model on `client` (the `azure_client` fixture for an Azure case, else
+    `openai_client`)."""
     return OpenAIChatModel(case.model, client=client, dialect=case.dialect, **kw)
 
 
@@ -78,8 +79,13 @@ def assistant_turns(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-async def test_three_turn_tool_loop_streamed_and_not(case: Case, emu: Emulator) -> None:
-    model = make_model(case, emu)
+async def test_three_turn_tool_loop_streamed_and_not(
+    case: Case,
+    emu: Emulator,
+    openai_client: openai.AsyncOpenAI,
+    azure_client: openai.AsyncAzureOpenAI,
+) -> None:
+    model = make_model(case, azure_client if case.azure else openai_client)
     agent = Agent(model, tools=TOOLS, instructions="Be brief.")
     result = await agent.run(QUESTION)
     streamed = await run_streamed(agent, QUESTION)
@@ -136,8 +142,10 @@ async def test_three_turn_tool_loop_streamed_and_not(case: Case, emu: Emulator) 
             assert sent["tool_calls"][0]["function"]["arguments"] == own.tool_calls[0].arguments
 
 
-async def test_deepseek_replays_reasoning_on_every_turn_with_tools(emu: Emulator) -> None:
-    model = make_model(CASES[2], emu)
+async def test_deepseek_replays_reasoning_on_every_turn_with_tools(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
+    model = make_model(CASES[2], openai_client)
     chat = await Agent(model).run("Say hello.")  # a turn without tools
     first = await Agent(model, tools=[get_weather]).run(
         "What's the weather in Paris?", history=chat.messages
@@ -152,8 +160,10 @@ async def test_deepseek_replays_reasoning_on_every_turn_with_tools(emu: Emulator
     assert [s["reasoning_content"] for s in sent[1:]] == [m.thinking[0].text for m in replies[1:]]
 
 
-async def test_deepseek_without_its_reasoning_gets_the_real_error(emu: Emulator) -> None:
-    model = make_model(CASES[2], emu)
+async def test_deepseek_without_its_reasoning_gets_the_real_error(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
+    model = make_model(CASES[2], openai_client)
     agent = Agent(model, tools=TOOLS)
     result = await agent.run(QUESTION)
     data = json.loads(dump_messages(result.messages[:3]))
@@ -173,8 +183,10 @@ async def test_deepseek_without_its_reasoning_gets_the_real_error(emu: Emulator)
 
 
 @pytest.mark.parametrize("streamed", [False, True])
-async def test_persisted_mid_loop_and_resumed(emu: Emulator, streamed: bool) -> None:
-    agent = Agent(make_model(CASES[2], emu), tools=TOOLS)
+async def test_persisted_mid_loop_and_resumed(
+    emu: Emulator, openai_client: openai.AsyncOpenAI, streamed: bool
+) -> None:
+    agent = Agent(make_model(CASES[2], openai_client), tools=TOOLS)
     result = await agent.run(QUESTION)
     saved = dump_messages(result.messages[:3])  # the first call and its result
     emu.clear()
@@ -189,7 +201,9 @@ async def test_persisted_mid_loop_and_resumed(emu: Emulator, streamed: bool) -> 
     assert assistant_turns(body)[0]["reasoning_content"] == result.messages[1].thinking[0].text
 
 
-async def test_other_scopes_reasoning_never_reaches_deepseek(emu: Emulator) -> None:
+async def test_other_scopes_reasoning_never_reaches_deepseek(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
     foreign = [
         Message.user("Say hello."),
         Message(
@@ -202,7 +216,7 @@ async def test_other_scopes_reasoning_never_reaches_deepseek(emu: Emulator) -> N
             model="claude-sonnet-4-5",
         ),
     ]
-    model = make_model(CASES[2], emu)
+    model = make_model(CASES[2], openai_client)
     result = await Agent(model, tools=TOOLS).run(QUESTION, history=foreign)
     assert result.output
     for body in bodies(emu, "openai"):
@@ -211,12 +225,14 @@ async def test_other_scopes_reasoning_never_reaches_deepseek(emu: Emulator) -> N
         assert assistant_turns(body)[0]["content"] == "Hello!"
 
 
-async def test_tools_with_reasoning_effort_refused_says_so(emu: Emulator) -> None:
+async def test_tools_with_reasoning_effort_refused_says_so(
+    openai_client: openai.AsyncOpenAI,
+) -> None:
     model = OpenAIChatModel(
         "gpt-5.4",
-        client=emu.openai_client(max_retries=0),
+        client=openai_client,
         dialect="openai",
-        reasoning_effort="high",
+        thinking=OpenAIThinking(effort="high"),
     )
     with pytest.raises(ProviderError) as info:
         await Agent(model, tools=TOOLS).run(QUESTION)
@@ -227,8 +243,10 @@ async def test_tools_with_reasoning_effort_refused_says_so(emu: Emulator) -> Non
     assert "Hint:" in str(error) and "OpenAIResponsesModel" in str(error)
 
 
-async def test_a_capture_only_endpoint_that_wants_reasoning_back_gets_a_hint(emu: Emulator) -> None:
-    model = OpenAIChatModel("deepseek-reasoner", client=emu.openai_client(max_retries=0))
+async def test_a_capture_only_endpoint_that_wants_reasoning_back_gets_a_hint(
+    openai_client: openai.AsyncOpenAI,
+) -> None:
+    model = OpenAIChatModel("deepseek-reasoner", client=openai_client)
     assert model.scope == "compatible"
     with pytest.raises(ProviderError) as info:
         await Agent(model, tools=TOOLS).run(QUESTION)
@@ -238,17 +256,21 @@ async def test_a_capture_only_endpoint_that_wants_reasoning_back_gets_a_hint(emu
 # --- faults ----------------------------------------------------------------------------------
 
 
-async def test_rate_limit_is_retried_by_the_sdk(emu: Emulator) -> None:
-    model = OpenAIChatModel("deepseek-reasoner", client=emu.openai_client(), dialect="deepseek")
+async def test_rate_limit_is_retried_by_the_sdk(
+    emu: Emulator, retrying_openai_client: openai.AsyncOpenAI
+) -> None:
+    model = OpenAIChatModel("deepseek-reasoner", client=retrying_openai_client, dialect="deepseek")
     emu.inject(Fault.rate_limited(api="openai"))
     result = await Agent(model, tools=TOOLS).run(QUESTION)
     assert result.usage.requests == 3 and len(bodies(emu, "openai")) == 4
 
 
-async def test_server_error_is_a_retryable_provider_error(emu: Emulator) -> None:
+async def test_server_error_is_a_retryable_provider_error(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
     emu.inject(Fault.http(500, api="openai"))
     with pytest.raises(ProviderError) as info:
-        await Agent(make_model(CASES[2], emu), tools=TOOLS).run(QUESTION)
+        await Agent(make_model(CASES[2], openai_client), tools=TOOLS).run(QUESTION)
     error = info.value
     assert error.status == 500 and error.retryable and error.error_type == "server_error"
     assert (
@@ -259,10 +281,10 @@ async def test_server_error_is_a_retryable_provider_error(emu: Emulator) -> None
 
 @pytest.mark.parametrize("case", [CASES[2], CASES[3]], ids=["deepseek", "think-tags"])
 async def test_a_cut_stream_is_interrupted_with_an_unsigned_partial(
-    case: Case, emu: Emulator
+    case: Case, emu: Emulator, openai_client: openai.AsyncOpenAI
 ) -> None:
     emu.inject(Fault.cut(api="openai"))
-    agent = Agent(make_model(case, emu), tools=TOOLS)
+    agent = Agent(make_model(case, openai_client), tools=TOOLS)
     with pytest.raises(StreamInterrupted) as info:
         await run_streamed(agent, QUESTION)
     partial = info.value.partial
@@ -273,28 +295,32 @@ async def test_a_cut_stream_is_interrupted_with_an_unsigned_partial(
     assert info.value.messages == [Message.user(QUESTION)]
 
 
-async def test_an_error_in_the_stream_is_a_provider_error(emu: Emulator) -> None:
+async def test_an_error_in_the_stream_is_a_provider_error(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
     emu.inject(Fault.stream_error(500, after=3, api="openai"))
     with pytest.raises(ProviderError) as info:
-        await run_streamed(Agent(make_model(CASES[2], emu), tools=TOOLS), QUESTION)
+        await run_streamed(Agent(make_model(CASES[2], openai_client), tools=TOOLS), QUESTION)
     assert not isinstance(info.value, StreamInterrupted)
     assert info.value.retryable and info.value.error_type == "server_error"
 
 
-async def test_a_malformed_event_interrupts_the_stream(emu: Emulator) -> None:
+async def test_a_malformed_event_interrupts_the_stream(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
     emu.inject(Fault.malformed(after=2, api="openai"))
     with pytest.raises(StreamInterrupted):
-        await run_streamed(Agent(make_model(CASES[2], emu), tools=TOOLS), QUESTION)
+        await run_streamed(Agent(make_model(CASES[2], openai_client), tools=TOOLS), QUESTION)
 
 
 async def test_no_credential_in_messages_errors_or_repr(emu: Emulator) -> None:
     key = "sk-test-secret-0123456789abcdef"
-    client = emu.openai_client(api_key=key, max_retries=0)
-    model = OpenAIChatModel("deepseek-reasoner", client=client, dialect="deepseek")
-    result = await Agent(model, tools=TOOLS).run(QUESTION)
-    assert key not in dump_messages(result.messages) and key not in repr(model)
-    emu.inject(Fault.http(401, f"Incorrect API key provided: {key}.", api="openai"))
-    with pytest.raises(ProviderError) as info:
-        await Agent(model, tools=TOOLS).run(QUESTION)
+    async with emu.openai_client(api_key=key, max_retries=0) as client:
+        model = OpenAIChatModel("deepseek-reasoner", client=client, dialect="deepseek")
+        result = await Agent(model, tools=TOOLS).run(QUESTION)
+        assert key not in dump_messages(result.messages) and key not in repr(model)
+        emu.inject(Fault.http(401, f"Incorrect API key provided: {key}.", api="openai"))
+        with pytest.raises(ProviderError) as info:
+            await Agent(model, tools=TOOLS).run(QUESTION)
     assert info.value.status == 401 and key not in str(info.value) and key not in info.value.message
     assert "[redacted]" in info.value.message

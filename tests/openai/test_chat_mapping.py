@@ -28,14 +28,14 @@ from thinkagent import (
     ToolResult,
     Usage,
 )
-from thinkagent.providers._openai import redact
 from thinkagent.providers.openai import (
     DIALECTS,
     ChatDialect,
     OpenAIChatModel,
-    finish_reason,
+    OpenAIThinking,
     resolve_dialect,
 )
+from thinkagent.providers.openai._wire import redact
 
 WEATHER = ToolDefinition(
     name="get_weather",
@@ -112,8 +112,8 @@ def test_invalid_dialects_are_refused() -> None:
 
 
 def test_settings_are_validated_when_the_model_is_built() -> None:
-    with pytest.raises(ConfigurationError, match="reasoning_effort must be one of") as info:
-        model(reasoning_effort="extreme")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="effort must be one of") as info:
+        model(thinking=OpenAIThinking(effort="extreme"))  # type: ignore[arg-type]
     assert "'minimal'" in str(info.value) and "'xhigh'" in str(info.value)
     with pytest.raises(ConfigurationError, match="foreign_reasoning"):
         model(foreign_reasoning="keep")  # type: ignore[arg-type]
@@ -153,7 +153,7 @@ def test_request_parameters() -> None:
     chat = model(
         "openai",
         "gpt-5",
-        reasoning_effort="high",
+        thinking=OpenAIThinking(effort="high"),
         settings={"temperature": 0.5, "extra_body": {"a": 1}, "extra_headers": {"x-a": "1"}},
         extra_body={"b": 2},
     )
@@ -467,7 +467,7 @@ def test_think_tags_are_split_out_of_the_content() -> None:
     ],
 )
 def test_finish_reasons(raw: str | None, normalised: str | None) -> None:
-    assert finish_reason(raw) == normalised
+    assert OpenAIChatModel.map_finish_reason(raw) == normalised
 
 
 def test_refusal_and_missing_usage() -> None:
@@ -720,7 +720,7 @@ async def test_status_errors(status: int, retryable: bool) -> None:
 
 
 async def test_tools_with_reasoning_effort_rejected_says_so() -> None:
-    chat = model("openai", "gpt-5.4", reasoning_effort="high")
+    chat = model("openai", "gpt-5.4", thinking=OpenAIThinking(effort="high"))
     message = "Function tools with reasoning_effort are not supported for gpt-5.4 in /v1/chat/completions. Please use /v1/responses instead."
     chat.client.replies.append(
         status_error(

@@ -9,8 +9,7 @@ import pytest
 
 from tests.support.openai import get_weather, thinking
 from thinkagent import Agent, dump_messages, load_messages
-from thinkagent.providers.openai import OpenAIChatModel
-from thinkagent.providers.openai_responses import OpenAIResponsesModel
+from thinkagent.providers.openai import OpenAIChatModel, OpenAIResponsesModel, OpenAIThinking
 
 pytestmark = pytest.mark.live
 
@@ -28,7 +27,8 @@ QUESTION = "What's the weather in Paris? Use the tool."
 @needs_openai
 @pytest.mark.parametrize("streamed", [False, True])
 async def test_responses_tool_loop_replays_encrypted_reasoning(streamed: bool) -> None:
-    agent = Agent(OpenAIResponsesModel(OPENAI_MODEL, reasoning_effort="low"), tools=[get_weather])
+    thinking = OpenAIThinking(effort="low", summary="auto")
+    agent = Agent(OpenAIResponsesModel(OPENAI_MODEL, thinking=thinking), tools=[get_weather])
     if streamed:
         async with agent.run_stream(QUESTION) as stream:
             async for _ in stream:
@@ -45,7 +45,7 @@ async def test_responses_tool_loop_replays_encrypted_reasoning(streamed: bool) -
 
 @needs_openai
 async def test_openai_chat_reports_reasoning_tokens() -> None:
-    model = OpenAIChatModel(OPENAI_MODEL, reasoning_effort="low")
+    model = OpenAIChatModel(OPENAI_MODEL, thinking=OpenAIThinking(effort="low"))
     assert model.scope == "openai"
     result = await Agent(model, tools=[get_weather]).run(QUESTION)
     assert result.output and result.usage.thinking_tokens > 0

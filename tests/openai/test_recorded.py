@@ -28,8 +28,7 @@ from thinkagent import (
     dump_messages,
     load_messages,
 )
-from thinkagent.providers.openai import OpenAIChatModel
-from thinkagent.providers.openai_responses import OpenAIResponsesModel
+from thinkagent.providers.openai import OpenAIChatModel, OpenAIResponsesModel, OpenAIThinking
 
 DEEPSEEK = interactions("test_deepseek_deferred_capability_with_thinking.yaml")
 RESPONSES = interactions("test_openai_responses_thinking_with_tool_calls.yaml")
@@ -167,7 +166,7 @@ def responses_model() -> OpenAIResponsesModel:
     client = FakeClient()
     client.base_url = "https://api.openai.com/v1"  # where the recording was made
     return OpenAIResponsesModel(
-        "gpt-5", client=client, reasoning_effort="low", reasoning_summary="detailed"
+        "gpt-5", client=client, thinking=OpenAIThinking(effort="low", summary="detailed")
     )  # type: ignore[arg-type]
 
 

@@ -43,10 +43,11 @@ def local_scope(emu: Emulator) -> str:
     return "openai-responses@" + emu.url.split("://", 1)[1].rstrip("/")
 
 
-def make_model(emu: Emulator, *, azure: bool = False, **kw: Any) -> OpenAIResponsesModel:
-    if azure:
-        return OpenAIResponsesModel("my-gpt-5", client=emu.azure_client(max_retries=0), **kw)
-    return OpenAIResponsesModel("gpt-5", client=emu.openai_client(max_retries=0), **kw)
+def make_model(client: openai.AsyncOpenAI, **kw: Any) -> OpenAIResponsesModel:
+    """`gpt-5` on `client`, or the `my-gpt-5` deployment on an Azure one."""
+    if isinstance(client, openai.AsyncAzureOpenAI):
+        return OpenAIResponsesModel("my-gpt-5", client=client, **kw)
+    return OpenAIResponsesModel("gpt-5", client=client, **kw)
 
 
 async def run_streamed(agent: Agent, prompt: str | None, history: list[Message] | None = None):
@@ -83,8 +84,13 @@ def check_reasoning_items(items: list[dict[str, Any]], messages: list[Message]) 
 
 
 @pytest.mark.parametrize("azure", [False, True], ids=["openai", "azure"])
-async def test_three_turn_tool_loop_streamed_and_not(emu: Emulator, azure: bool) -> None:
-    model = make_model(emu, azure=azure)
+async def test_three_turn_tool_loop_streamed_and_not(
+    emu: Emulator,
+    openai_client: openai.AsyncOpenAI,
+    azure_client: openai.AsyncAzureOpenAI,
+    azure: bool,
+) -> None:
+    model = make_model(azure_client if azure else openai_client)
     agent = Agent(model, tools=TOOLS, instructions="Be brief.")
     result = await agent.run(QUESTION)
     streamed = await run_streamed(agent, QUESTION)
@@ -113,8 +119,10 @@ async def test_three_turn_tool_loop_streamed_and_not(emu: Emulator, azure: bool)
         assert r.body["reasoning"] == {"summary": "auto"} and r.body["instructions"] == "Be brief."
 
 
-async def test_a_tampered_encrypted_content_is_refused(emu: Emulator) -> None:
-    agent = Agent(make_model(emu), tools=TOOLS)
+async def test_a_tampered_encrypted_content_is_refused(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
+    agent = Agent(make_model(openai_client), tools=TOOLS)
     result = await agent.run(QUESTION)
     data = json.loads(dump_messages(result.messages[:3]))
     block = data[1]["parts"][0]
@@ -132,8 +140,10 @@ async def test_a_tampered_encrypted_content_is_refused(emu: Emulator) -> None:
 
 
 @pytest.mark.parametrize("streamed", [False, True])
-async def test_persisted_mid_loop_and_resumed(emu: Emulator, streamed: bool) -> None:
-    agent = Agent(make_model(emu), tools=TOOLS)
+async def test_persisted_mid_loop_and_resumed(
+    emu: Emulator, openai_client: openai.AsyncOpenAI, streamed: bool
+) -> None:
+    agent = Agent(make_model(openai_client), tools=TOOLS)
     result = await agent.run(QUESTION)
     saved = dump_messages(result.messages[:3])
     history = load_messages(saved)
@@ -148,8 +158,12 @@ async def test_persisted_mid_loop_and_resumed(emu: Emulator, streamed: bool) -> 
     assert check_reasoning_items(bodies(emu, API)[0]["input"], result.messages) == 1
 
 
-async def test_trimmed_histories_never_orphan_reasoning(emu: Emulator) -> None:
-    agent = Agent(make_model(emu), tools=[get_weather], history_processors=[trim_history(3)])
+async def test_trimmed_histories_never_orphan_reasoning(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
+    agent = Agent(
+        make_model(openai_client), tools=[get_weather], history_processors=[trim_history(3)]
+    )
     history: list[Message] = []
     for city in ("Paris", "Lyon", "Rome", "Oslo"):
         history = (await agent.run(f"What's the weather in {city}?", history=history)).messages
@@ -161,7 +175,9 @@ async def test_trimmed_histories_never_orphan_reasoning(emu: Emulator) -> None:
                 assert items[i + 1].get("type") in ("function_call", "message")
 
 
-async def test_an_item_removed_by_a_processor_takes_its_reasoning_with_it(emu: Emulator) -> None:
+async def test_an_item_removed_by_a_processor_takes_its_reasoning_with_it(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
     def drop_old_answers(messages: list[Message]) -> list[Message]:
         """Keep earlier turns' calls but drop their answer text (a lossy processor)."""
         last_prompt = max(
@@ -174,7 +190,9 @@ async def test_an_item_removed_by_a_processor_takes_its_reasoning_with_it(emu: E
             for i, m in enumerate(messages)
         ]
 
-    agent = Agent(make_model(emu), tools=[get_weather], history_processors=[drop_old_answers])
+    agent = Agent(
+        make_model(openai_client), tools=[get_weather], history_processors=[drop_old_answers]
+    )
     first = await agent.run("What's the weather in Paris?")
     emu.clear()
     second = await agent.run("What's the weather in Lyon?", history=first.messages)
@@ -185,7 +203,9 @@ async def test_an_item_removed_by_a_processor_takes_its_reasoning_with_it(emu: E
     assert check_reasoning_items(items, first.messages) == 1  # the call's reasoning stays
 
 
-async def test_other_scopes_send_no_proofs(emu: Emulator) -> None:
+async def test_other_scopes_send_no_proofs(
+    emu: Emulator, azure_client: openai.AsyncAzureOpenAI, openai_client: openai.AsyncOpenAI
+) -> None:
     deepseek = [
         Message.user("Say hello."),
         Message(
@@ -203,7 +223,7 @@ async def test_other_scopes_send_no_proofs(emu: Emulator) -> None:
             scope="anthropic",
         ),
     ]
-    responses = make_model(emu)
+    responses = make_model(openai_client)
     result = await Agent(responses, tools=TOOLS).run(QUESTION, history=deepseek)
     assert result.output
     for body in bodies(emu, API):
@@ -216,7 +236,7 @@ async def test_other_scopes_send_no_proofs(emu: Emulator) -> None:
         ]
     # and the other way: Responses messages continued on the Azure scope
     emu.clear()
-    azure = make_model(emu, azure=True)
+    azure = make_model(azure_client)
     await Agent(azure, tools=TOOLS).run("And in Lyon?", history=result.messages)
     for body in bodies(emu, API):
         assert not any(item.get("type") == "reasoning" for item in body["input"][:8])
@@ -226,40 +246,50 @@ async def test_other_scopes_send_no_proofs(emu: Emulator) -> None:
 # --- faults ----------------------------------------------------------------------------------
 
 
-async def test_rate_limit_is_retried_by_the_sdk(emu: Emulator) -> None:
-    model = OpenAIResponsesModel("gpt-5", client=emu.openai_client())
+async def test_rate_limit_is_retried_by_the_sdk(
+    emu: Emulator, retrying_openai_client: openai.AsyncOpenAI
+) -> None:
+    model = OpenAIResponsesModel("gpt-5", client=retrying_openai_client)
     emu.inject(Fault.rate_limited(api=API))
     result = await Agent(model, tools=TOOLS).run(QUESTION)
     assert result.usage.requests == 3 and len(bodies(emu, API)) == 4
 
 
-async def test_server_error_is_a_retryable_provider_error(emu: Emulator) -> None:
+async def test_server_error_is_a_retryable_provider_error(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
     emu.inject(Fault.http(503, api=API))
     with pytest.raises(ProviderError) as info:
-        await Agent(make_model(emu), tools=TOOLS).run(QUESTION)
+        await Agent(make_model(openai_client), tools=TOOLS).run(QUESTION)
     assert info.value.status == 503 and info.value.retryable
     assert isinstance(info.value.__cause__, openai.InternalServerError)
 
 
-async def test_a_cut_stream_leaves_no_signed_partial(emu: Emulator) -> None:
+async def test_a_cut_stream_leaves_no_signed_partial(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
     emu.inject(Fault.cut(api=API))
     with pytest.raises(StreamInterrupted) as info:
-        await run_streamed(Agent(make_model(emu), tools=TOOLS), QUESTION)
+        await run_streamed(Agent(make_model(openai_client), tools=TOOLS), QUESTION)
     partial = info.value.partial
     assert partial is not None and partial.thinking
     assert all(b.signature is None for b in partial.thinking)
     validate_history(info.value.messages)
 
 
-async def test_an_error_event_is_a_provider_error(emu: Emulator) -> None:
+async def test_an_error_event_is_a_provider_error(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
     emu.inject(Fault.stream_error(500, after=4, api=API))
     with pytest.raises(ProviderError) as info:
-        await run_streamed(Agent(make_model(emu), tools=TOOLS), QUESTION)
+        await run_streamed(Agent(make_model(openai_client), tools=TOOLS), QUESTION)
     assert not isinstance(info.value, StreamInterrupted)
     assert info.value.retryable and info.value.error_type == "server_error"
 
 
-async def test_a_malformed_event_interrupts_the_stream(emu: Emulator) -> None:
+async def test_a_malformed_event_interrupts_the_stream(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
     emu.inject(Fault.malformed(after=3, api=API))
     with pytest.raises(StreamInterrupted):
-        await run_streamed(Agent(make_model(emu), tools=TOOLS), QUESTION)
+        await run_streamed(Agent(make_model(openai_client), tools=TOOLS), QUESTION)

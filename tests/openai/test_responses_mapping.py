@@ -31,12 +31,11 @@ from thinkagent import (
     trim_history,
     validate_history,
 )
-from thinkagent.providers.openai_responses import (
-    AZURE_SCOPE,
-    SCOPE,
+from thinkagent.providers.openai import (
+    AZURE_RESPONSES_SCOPE,
+    RESPONSES_SCOPE,
     OpenAIResponsesModel,
-    input_items,
-    output_parts,
+    OpenAIThinking,
     responses_scope,
 )
 
@@ -120,6 +119,11 @@ def parse(body: dict[str, Any], **kw: Any) -> Message:
     return model(**kw).parse_response(Response.model_validate(body)).message
 
 
+def sent(messages: list[Message], **kw: Any) -> list[dict[str, Any]]:
+    """The `input` items a model of the `openai-responses` scope sends for a history."""
+    return model(**kw).build_messages(messages)
+
+
 def results(*call_ids: str) -> Message:
     return Message.user_results(
         ToolResult(call_id=c, name="get_weather", content="sunny") for c in call_ids
@@ -142,7 +146,7 @@ def test_output_items_become_parts_in_order() -> None:
         arguments='{"city": "Paris"}',
         provider_details={"item_id": "fc_1", "reasoning_id": "rs_1"},
     )
-    assert message.scope == SCOPE and message.model == "gpt-5" and message.id == "resp_1"
+    assert message.scope == RESPONSES_SCOPE and message.model == "gpt-5" and message.id == "resp_1"
     assert message.finish_reason == "tool_call" and message.provider_details == {
         "finish_reason": "completed"
     }
@@ -204,7 +208,7 @@ def test_message_parts_keep_their_item_phase_annotations_and_refusals() -> None:
         ),
     )
     assert message.finish_reason == "stop"
-    assert input_items([Message.user("q"), message], SCOPE)[1] == {
+    assert sent([Message.user("q"), message])[1] == {
         **item,
         "content": item["content"],
     }
@@ -237,15 +241,15 @@ def test_incomplete_and_failed_responses() -> None:
 def turn(*items: dict[str, Any]) -> Message:
     return Message(
         role="assistant",
-        parts=tuple(output_parts(Response.model_validate(response(*items)).output)),
-        scope=SCOPE,
+        parts=parse(response(*items)).parts,
+        scope=RESPONSES_SCOPE,
         model="gpt-5",
     )
 
 
 def test_reasoning_goes_back_byte_for_byte_before_its_item() -> None:
     history = [Message.user("q"), turn(reasoning_item(), call_item()), results("call_1")]
-    assert input_items(history, SCOPE) == [
+    assert sent(history) == [
         {"role": "user", "content": "q"},
         {"type": "reasoning", "id": "rs_1", "summary": SUMMARY, "encrypted_content": "gAAAAA-1"},
         {
@@ -262,26 +266,24 @@ def test_reasoning_goes_back_byte_for_byte_before_its_item() -> None:
 def test_reasoning_content_goes_back_too() -> None:
     content = [{"type": "reasoning_text", "text": "raw"}]
     history = [Message.user("q"), turn(reasoning_item(content=content), message_item())]
-    assert input_items(history, SCOPE)[1] == {**reasoning_item(), "content": content}
+    assert sent(history)[1] == {**reasoning_item(), "content": content}
 
 
 def test_a_reasoning_item_without_its_following_item_is_not_sent() -> None:
     alone = turn(reasoning_item(1))  # e.g. an incomplete response: reasoning only
     history = [Message.user("q"), alone, Message.user("again")]
-    assert input_items(history, SCOPE) == [
+    assert sent(history) == [
         {"role": "user", "content": "q"},
         {"role": "user", "content": "again"},
     ]
     # and when a processor removed the item that followed it
     full = turn(reasoning_item(1), message_item("Hi."), reasoning_item(2))
     cut = full.model_copy(update={"parts": full.parts[:1] + full.parts[2:]})
-    assert [i.get("type") for i in input_items([Message.user("q"), cut], SCOPE)] == [None]
+    assert [i.get("type") for i in sent([Message.user("q"), cut])] == [None]
 
 
 def test_consecutive_reasoning_items_go_back_together() -> None:
-    items = input_items(
-        [Message.user("q"), turn(reasoning_item(1), reasoning_item(2), message_item())], SCOPE
-    )
+    items = sent([Message.user("q"), turn(reasoning_item(1), reasoning_item(2), message_item())])
     assert [i.get("type") for i in items] == [None, "reasoning", "reasoning", "message"]
 
 
@@ -293,7 +295,7 @@ def test_an_item_whose_reasoning_cannot_go_back_loses_its_id() -> None:
         update={"parts": (block.model_copy(update={"signature": None}), parsed.parts[1])}
     )
     history = [Message.user("q"), unsigned, results("call_1")]
-    items = input_items(history, SCOPE)
+    items = sent(history)
     assert items[1] == {
         "type": "function_call",
         "call_id": "call_1",
@@ -301,7 +303,7 @@ def test_an_item_whose_reasoning_cannot_go_back_loses_its_id() -> None:
         "arguments": '{"city": "Paris"}',
     }
     # with store=True the service finds the item by id
-    stored = input_items(history, SCOPE, store=True)
+    stored = sent(history, store=True)
     assert stored[1] == {"type": "reasoning", "id": "rs_1", "summary": SUMMARY}
     assert stored[2]["id"] == "fc_1"
     text_turn = turn(reasoning_item(1), message_item("Hi.", phase="commentary"))
@@ -310,7 +312,7 @@ def test_an_item_whose_reasoning_cannot_go_back_loses_its_id() -> None:
     stripped = text_turn.model_copy(
         update={"parts": (text_block.model_copy(update={"signature": None}), text_turn.parts[1])}
     )
-    assert input_items([Message.user("q"), stripped], SCOPE)[1] == {
+    assert sent([Message.user("q"), stripped])[1] == {
         "role": "assistant",
         "content": "Hi.",
         "phase": "commentary",
@@ -328,7 +330,7 @@ def test_an_item_whose_reasoning_was_removed_goes_back_without_its_id() -> None:
         results("call_1"),
         answer.model_copy(update={"parts": answer.parts[1:]}),
     ]
-    assert input_items(history, SCOPE)[1:] == [
+    assert sent(history)[1:] == [
         {
             "type": "function_call",
             "call_id": "call_1",
@@ -347,7 +349,7 @@ def test_text_parts_of_one_message_item_go_back_as_one_item() -> None:
         {"type": "output_text", "text": "Two.", "annotations": []},
     ]
     history = [Message.user("q"), turn(reasoning_item(), item, message_item("Three.", 2))]
-    assert input_items(history, SCOPE)[1:] == [reasoning_item(), item, message_item("Three.", 2)]
+    assert sent(history)[1:] == [reasoning_item(), item, message_item("Three.", 2)]
 
 
 def test_other_scopes_send_text_and_calls_without_proofs_or_ids() -> None:
@@ -365,7 +367,9 @@ def test_other_scopes_send_text_and_calls_without_proofs_or_ids() -> None:
         ),
         scope="anthropic",
     )
-    azure_turn = turn(reasoning_item(), call_item()).model_copy(update={"scope": AZURE_SCOPE})
+    azure_turn = turn(reasoning_item(), call_item()).model_copy(
+        update={"scope": AZURE_RESPONSES_SCOPE}
+    )
     history = [
         Message.user("q"),
         foreign,
@@ -374,7 +378,7 @@ def test_other_scopes_send_text_and_calls_without_proofs_or_ids() -> None:
         azure_turn,
         results("call_1"),
     ]
-    items = input_items(history, SCOPE)
+    items = sent(history)
     assert items[1:3] == [
         {"role": "assistant", "content": "Checking."},
         {
@@ -391,7 +395,7 @@ def test_other_scopes_send_text_and_calls_without_proofs_or_ids() -> None:
         "arguments": '{"city": "Paris"}',
     }
     assert "SIG" not in str(items) and "gAAAAA" not in str(items) and "reasoning" not in str(items)
-    as_text = input_items(history, SCOPE, foreign_reasoning="text")
+    as_text = sent(history, foreign_reasoning="text")
     assert as_text[1] == {"role": "assistant", "content": "<thinking>\nplan\n</thinking>"}
 
 
@@ -407,7 +411,7 @@ def test_trimmed_histories_never_orphan_reasoning() -> None:
     for keep in range(1, len(history) + 1):
         trimmed = trim_history(keep)(history)
         validate_history(trimmed)
-        items = input_items(trimmed, SCOPE)
+        items = sent(trimmed)
         for i, item in enumerate(items):
             if item.get("type") == "reasoning":
                 follower = items[i + 1]
@@ -420,8 +424,7 @@ def test_trimmed_histories_never_orphan_reasoning() -> None:
 
 def test_request_parameters() -> None:
     chosen = model(
-        reasoning_effort="high",
-        reasoning_summary="detailed",
+        thinking=OpenAIThinking(effort="high", summary="detailed"),
         settings={"max_tokens": 99},
         extra_headers={"x-a": "1"},
     )
@@ -461,16 +464,16 @@ def test_request_parameters() -> None:
         "timeout": 5.0,
         "extra_headers": {"x-a": "1"},
     }
-    assert "reasoning" not in model(reasoning_summary=None).build_request(
+    assert "reasoning" not in model(thinking=OpenAIThinking()).build_request(
         ModelRequest(messages=[Message.user("q")])
     )
 
 
 def test_invalid_settings() -> None:
-    with pytest.raises(ConfigurationError, match="reasoning_summary"):
-        model(reasoning_summary="short")  # type: ignore[arg-type]
-    with pytest.raises(ConfigurationError, match="reasoning_effort"):
-        model(reasoning_effort="huge")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="summary"):
+        model(thinking=OpenAIThinking(summary="short"))  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="effort"):
+        model(thinking=OpenAIThinking(effort="huge"))  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="stop sequences"):
         model().build_request(
             ModelRequest(messages=[Message.user("q")], settings={"stop_sequences": ["x"]})
@@ -484,11 +487,15 @@ def test_invalid_settings() -> None:
 
 
 def test_scopes() -> None:
-    assert model().scope == SCOPE == "openai-responses"
+    assert model().scope == RESPONSES_SCOPE == "openai-responses"
     azure = openai.AsyncAzureOpenAI(
         api_key="k", api_version="2025-04-01-preview", azure_endpoint="https://x.openai.azure.com"
     )
-    assert OpenAIResponsesModel("dep", client=azure).scope == AZURE_SCOPE == "azure-responses"
+    assert (
+        OpenAIResponsesModel("dep", client=azure).scope
+        == AZURE_RESPONSES_SCOPE
+        == "azure-responses"
+    )
     assert model(scope="my-vllm").scope == "my-vllm"
     assert repr(model()) == "OpenAIResponsesModel(model_name='gpt-5', scope='openai-responses')"
 
@@ -523,7 +530,7 @@ def test_a_plain_client_elsewhere_does_not_get_openais_reasoning() -> None:
         "gpt-5",
         client=openai.AsyncOpenAI(api_key="k", base_url="http://localhost:8000/v1"),
     )
-    items = local.build_input([Message.user("q"), openai_turn, results("call_1")])
+    items = local.build_messages([Message.user("q"), openai_turn, results("call_1")])
     assert not any(item.get("type") == "reasoning" for item in items)
     assert "gAAAA" not in str(items)
 
@@ -575,6 +582,44 @@ async def test_summary_parts_are_joined_by_a_blank_line_in_the_stream() -> None:
     out = await collect(model(), response_events(body, chunk=5))
     streamed = "".join(d.text for d in out if isinstance(d, ThinkingDelta))
     assert streamed == parse(body).thinking[0].text
+
+
+async def test_reasoning_text_without_a_summary_streams_as_the_block_text() -> None:
+    content = [
+        {"type": "reasoning_text", "text": "first thought"},
+        {"type": "reasoning_text", "text": "second thought"},
+    ]
+    body = response({"id": "rs_9", "type": "reasoning", "summary": [], "content": content})
+    out = await collect(model(), response_events(body, chunk=4))
+    assert out[-1].message == parse(body)
+    streamed = "".join(d.text for d in out if isinstance(d, ThinkingDelta))
+    assert streamed == "first thought\n\nsecond thought" == parse(body).thinking[0].text
+
+
+async def test_what_only_the_done_items_carry_reaches_the_streamed_message() -> None:
+    item = message_item(phase="final_answer")
+    item["content"] = [
+        {
+            "type": "output_text",
+            "text": "See the source.",
+            "annotations": [
+                {
+                    "type": "url_citation",
+                    "url": "https://example.com",
+                    "title": "t",
+                    "start_index": 0,
+                    "end_index": 3,
+                }
+            ],
+        },
+        {"type": "refusal", "refusal": "Not that."},
+    ]
+    body = response(reasoning_item(), item)
+    out = await collect(model(), response_events(body))
+    final = out[-1].message
+    assert final == parse(body)
+    assert final.parts[1].provider_details["reasoning_id"] == "rs_1"  # type: ignore[index]
+    assert [d.text for d in out if isinstance(d, TextDelta) and d.index == 2] == ["Not tha", "t."]
 
 
 async def test_a_stream_without_completed_is_interrupted_and_unsigned() -> None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from thinkagent.providers._openai_tags import (
+from thinkagent.providers.openai._tags import (
     ThinkTagSplitter,
     join_think_tags,
     split_think_tags,

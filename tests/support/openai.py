@@ -136,6 +136,13 @@ def response_events(response: dict[str, Any], *, chunk: int = 7) -> list[dict[st
                     part=part,
                 )
             for c, part in enumerate(item.get("content") or []):
+                emit(
+                    "response.content_part.added",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=c,
+                    part={**part, "text": ""},
+                )
                 for piece in pieces(part["text"]):
                     emit(
                         "response.reasoning_text.delta",
@@ -164,21 +171,22 @@ def response_events(response: dict[str, Any], *, chunk: int = 7) -> list[dict[st
                 item={**item, "content": [], "status": "in_progress"},
             )
             for c, part in enumerate(item["content"]):
+                refusal = part["type"] == "refusal"
                 emit(
                     "response.content_part.added",
                     item_id=item["id"],
                     output_index=index,
                     content_index=c,
-                    part={**part, "text": ""},
+                    part={**part, "refusal": ""} if refusal else {**part, "text": ""},
                 )
-                for piece in pieces(part["text"]):
+                for piece in pieces(part["refusal"] if refusal else part["text"]):
                     emit(
-                        "response.output_text.delta",
+                        "response.refusal.delta" if refusal else "response.output_text.delta",
                         item_id=item["id"],
                         output_index=index,
                         content_index=c,
                         delta=piece,
-                        logprobs=[],
+                        **({} if refusal else {"logprobs": []}),
                     )
         emit("response.output_item.done", output_index=index, item=item)
     emit("response.completed", response=response)

@@ -1,45 +1,51 @@
-"""What the Chat Completions and Responses adapters share: settings checks, tool choice and user
-turns in the shape both APIs take, the SDK's errors as `ProviderError` (a broken stream as
-`StreamInterrupted`), and keeping credentials out of every message.
+"""What the Chat Completions and Responses adapters share: the thinking configuration, their
+base class (extra body and headers, the client's credentials, the error for a failed stream),
+tool choice and user turns in the shape both APIs take, the SDK's errors as `ProviderError` (a
+broken stream as `StreamInterrupted`), and keeping credentials out of every message.
 
-Imports the `openai` SDK; `OpenAIChatModel` and `OpenAIResponsesModel` are the public faces.
+Imports the `openai` SDK. `OpenAIThinking` and its value types are public through
+`thinkagent.providers.openai`; the rest is private to the family.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal, cast, get_args
 
 import httpx2
 import openai
 from openai.types.shared import ReasoningEffort as _SDKReasoningEffort
 
-from ..errors import ConfigurationError, ProviderError
-from ..messages import Message, TextPart, ToolResult
-from ..stream import MessageAssembler
-from ._common import (
+from ...errors import ConfigurationError, ProviderError
+from ...history import ForeignReasoning
+from ...messages import Message, TextPart, ToolResult
+from ...stream import MessageAssembler
+from .._common import (
+    AdapterBase,
     connection_error,
     copy_settings,
     interrupted,
     retryable_status,
     tool_choice_name,
 )
-from .base import ModelSettings, ToolDefinition
+from ..base import ModelSettings, ToolDefinition
 
 __all__ = [
-    "REASONING_EFFORTS",
     "STREAM_BREAKS",
+    "OpenAIAdapter",
+    "OpenAIThinking",
     "ReasoningEffort",
+    "ReasoningSummary",
     "add_hint",
-    "check_reasoning_effort",
     "client_from_environment",
     "client_secrets",
     "provider_error",
     "redact",
     "set_tool_choice",
-    "stream_error",
     "user_items",
 ]
 
@@ -54,8 +60,54 @@ def _sdk_efforts() -> tuple[str, ...]:
     return tuple(values)
 
 
-REASONING_EFFORTS: tuple[str, ...] = _sdk_efforts() or get_args(ReasoningEffort)
+_EFFORTS: tuple[str, ...] = _sdk_efforts() or get_args(ReasoningEffort)
 """The literal values of the installed SDK's `ReasoningEffort` type."""
+
+ReasoningSummary = Literal["auto", "concise", "detailed"]
+"""`reasoning.summary` values on the Responses API."""
+
+_SUMMARIES: tuple[str, ...] = get_args(ReasoningSummary)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIThinking:
+    """How an OpenAI-family model reasons: one immutable value, checked when it is built.
+
+    - `effort`: `reasoning_effort` on Chat Completions, `reasoning.effort` on Responses
+      (None: the model's default).
+    - `summary`: `reasoning.summary` on Responses (None: no summary, so thinking blocks carry
+      no visible text). Chat Completions has no summary and refuses one.
+
+    ```python
+    OpenAIResponsesModel("gpt-5", thinking=OpenAIThinking(effort="high", summary="auto"))
+    OpenAIChatModel("gpt-5", thinking=OpenAIThinking(effort="low"))
+    ```
+    """
+
+    effort: ReasoningEffort | None = None
+    summary: ReasoningSummary | None = None
+
+    def __post_init__(self) -> None:
+        if self.effort is not None and self.effort not in _EFFORTS:
+            raise ConfigurationError(
+                f"effort must be one of {', '.join(map(repr, _EFFORTS))} or None, "
+                f"got {self.effort!r}"
+            )
+        if self.summary is not None and self.summary not in _SUMMARIES:
+            raise ConfigurationError(
+                f"summary must be one of {', '.join(map(repr, _SUMMARIES))} or None, "
+                f"got {self.summary!r}"
+            )
+
+    def to_param(self) -> dict[str, str]:
+        """The Responses `reasoning` parameter: the keys that are set."""
+        param: dict[str, str] = {}
+        if self.effort is not None:
+            param["effort"] = self.effort
+        if self.summary is not None:
+            param["summary"] = self.summary
+        return param
+
 
 STREAM_BREAKS: tuple[type[BaseException], ...] = (
     openai.APIConnectionError,
@@ -80,12 +132,69 @@ _KEY_LIKE = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_*.\-]{4,}")
 _BEARER = re.compile(r"(?i)\bBearer\s+[A-Za-z0-9_\-.=:/+]+")
 
 
-def check_reasoning_effort(effort: str | None) -> None:
-    if effort is not None and effort not in REASONING_EFFORTS:
-        raise ConfigurationError(
-            f"reasoning_effort must be one of {', '.join(repr(e) for e in REASONING_EFFORTS)}, "
-            f"got {effort!r}"
+class OpenAIAdapter(AdapterBase[openai.AsyncOpenAI, OpenAIThinking]):
+    """What both OpenAI adapters have beyond `AdapterBase`: the extra body and headers of every
+    request, the client's credentials (scrubbed from every error), and the error for a stream
+    that failed."""
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        client: openai.AsyncOpenAI,
+        scope: str,
+        thinking: OpenAIThinking | None,
+        foreign_reasoning: ForeignReasoning,
+        settings: ModelSettings | None,
+        extra_body: Mapping[str, Any] | None,
+        extra_headers: Mapping[str, str] | None,
+    ) -> None:
+        if thinking is not None and not isinstance(thinking, OpenAIThinking):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigurationError(
+                f"thinking must be an OpenAIThinking, got {type(thinking).__name__}"
+            )
+        super().__init__(
+            model_name,
+            client=client,
+            scope=scope,
+            thinking=thinking,
+            foreign_reasoning=foreign_reasoning,
+            settings=settings,
         )
+        self._extra_body: Mapping[str, Any] = MappingProxyType(dict(extra_body or {}))
+        self._extra_headers: Mapping[str, str] = MappingProxyType(dict(extra_headers or {}))
+        self._secrets = client_secrets(client)
+
+    @property
+    def extra_body(self) -> Mapping[str, Any]:
+        """Extra JSON fields sent on every request (under each request's own)."""
+        return self._extra_body
+
+    @property
+    def extra_headers(self) -> Mapping[str, str]:
+        """Extra HTTP headers sent on every request (under each request's own)."""
+        return self._extra_headers
+
+    def map_error(self, exc: BaseException) -> BaseException:
+        """The `ProviderError` for an SDK exception (the service's message, status and type,
+        credentials masked); anything else comes back as it is."""
+        if not isinstance(exc, openai.OpenAIError):
+            return exc
+        return provider_error(exc, scope=self.scope, secrets=self._secrets)
+
+    def _stream_error(
+        self, exc: BaseException | None, builder: MessageAssembler, model: str, terminal: str
+    ) -> BaseException:
+        """The error for a stream that ended before `terminal`: `StreamInterrupted` (with what
+        had arrived) when it stopped (`exc` None) or broke off (connection, timeout, a truncated
+        event), else `map_error` of the service's error."""
+        if isinstance(exc, openai.OpenAIError) and not isinstance(exc, openai.APIConnectionError):
+            return self.map_error(exc)
+        if exc is None:
+            reason = f"the stream ended before {terminal}"
+        else:
+            reason = f"the stream broke before {terminal}: {type(exc).__name__}"
+        return interrupted(reason, builder, scope=self.scope, model=model)
 
 
 def client_from_environment(
@@ -190,27 +299,6 @@ def provider_error(
             error_type=error_type,
         )
     return ProviderError(redact(str(exc), secrets), scope=scope, error_type=type(exc).__name__)
-
-
-def stream_error(
-    exc: BaseException,
-    assembler: MessageAssembler,
-    *,
-    scope: str,
-    model: str,
-    terminal: str,
-    error: Callable[[openai.OpenAIError], ProviderError],
-) -> ProviderError:
-    """The error for a stream that failed before `terminal`: `StreamInterrupted` when it broke
-    off (connection, timeout, a truncated event), else `error(exc)` for the service's error."""
-    if isinstance(exc, openai.OpenAIError) and not isinstance(exc, openai.APIConnectionError):
-        return error(exc)
-    return interrupted(
-        f"the stream broke before {terminal}: {type(exc).__name__}",
-        assembler,
-        scope=scope,
-        model=model,
-    )
 
 
 def _body_message(body: object) -> str | None:

@@ -1,0 +1,39 @@
+"""The OpenAI family, over the official `openai` SDK: Chat Completions (OpenAI, Azure OpenAI and
+the OpenAI-compatible reasoning endpoints, told apart by their `ChatDialect`) and the Responses
+API (encrypted reasoning items replayed).
+
+```python
+from thinkagent.providers.openai import OpenAIChatModel, OpenAIResponsesModel, OpenAIThinking
+
+chat = OpenAIChatModel("deepseek-reasoner", dialect="deepseek")   # DEEPSEEK_API_KEY
+responses = OpenAIResponsesModel("gpt-5", thinking=OpenAIThinking(effort="high", summary="auto"))
+```
+
+See `docs/providers/openai.md`.
+"""
+
+from ._wire import OpenAIThinking, ReasoningEffort, ReasoningSummary
+from .chat import OpenAIChatModel
+from .dialects import DIALECTS, ChatDialect, ReasoningSource, ReplayRule, resolve_dialect
+from .responses import (
+    AZURE_RESPONSES_SCOPE,
+    RESPONSES_SCOPE,
+    OpenAIResponsesModel,
+    responses_scope,
+)
+
+__all__ = [
+    "AZURE_RESPONSES_SCOPE",
+    "DIALECTS",
+    "RESPONSES_SCOPE",
+    "ChatDialect",
+    "OpenAIChatModel",
+    "OpenAIResponsesModel",
+    "OpenAIThinking",
+    "ReasoningEffort",
+    "ReasoningSource",
+    "ReasoningSummary",
+    "ReplayRule",
+    "resolve_dialect",
+    "responses_scope",
+]

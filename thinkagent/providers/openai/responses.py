@@ -1,0 +1,704 @@
+"""`OpenAIResponsesModel`: OpenAI reasoning models through the Responses API (`openai` SDK).
+
+```python
+from thinkagent import Agent
+from thinkagent.providers.openai import OpenAIResponsesModel, OpenAIThinking
+
+model = OpenAIResponsesModel("gpt-5", thinking=OpenAIThinking(effort="medium", summary="auto"))
+result = await Agent(model, tools=[get_weather]).run("What's the weather in Paris?")
+```
+
+The output items become one assistant `Message`, in output order: each `reasoning` item a
+`ThinkingBlock` (its `rs_` id in `id`, its summary texts joined by a blank line in `text`, its
+`encrypted_content` as the `signature`, the summary parts themselves in `provider_details`),
+each `function_call` a `ToolCall` (arguments exactly as received), each text part of a
+`message` a `TextPart`. Requests default to `store=False` with
+`include=["reasoning.encrypted_content"]`, so every reasoning item can go back in full: on later
+turns each is replayed byte for byte immediately before the item that followed it, and never
+without it.
+
+A stream folds its events into a `StreamBuilder`: each item is a part keyed by its output index
+(a message's text parts by output and content index), and what only `response.output_item.done`
+carries (a reasoning item's `encrypted_content` as its signature, its summary parts, the ids that
+tie an item to the reasoning before it) is folded in there, so the streamed message equals the
+parsed one. The other events make no part: the `.done` events and annotation events repeat what
+the finished items carry, and progress events (`in_progress`, built-in tools') have nothing to
+show. See `docs/providers/openai.md`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+import openai
+from openai.types.responses import (
+    Response,
+    ResponseContentPartAddedEvent,
+    ResponseErrorEvent,
+    ResponseFailedEvent,
+    ResponseOutputItem,
+    ResponseOutputItemAddedEvent,
+    ResponseOutputItemDoneEvent,
+    ResponseOutputMessage,
+    ResponseOutputRefusal,
+    ResponseOutputText,
+    ResponseReasoningItem,
+    ResponseReasoningSummaryPartAddedEvent,
+    ResponseReasoningTextDeltaEvent,
+    ResponseUsage,
+)
+from pydantic import JsonValue
+
+from ...errors import ConfigurationError, ProviderError
+from ...history import ForeignReasoning, for_scope
+from ...messages import (
+    FinishReason,
+    Message,
+    Part,
+    ProviderDetails,
+    TextPart,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from ...stream import StreamBuilder, ThinkingDelta, ToolCallDelta
+from .._common import (
+    arguments_json,
+    copy_settings,
+    merge_settings,
+    request_options,
+)
+from ..base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
+from ._wire import (
+    STREAM_BREAKS,
+    OpenAIAdapter,
+    OpenAIThinking,
+    client_from_environment,
+    redact,
+    set_tool_choice,
+    user_items,
+)
+
+__all__ = ["AZURE_RESPONSES_SCOPE", "RESPONSES_SCOPE", "OpenAIResponsesModel", "responses_scope"]
+
+RESPONSES_SCOPE = "openai-responses"
+"""The scope of messages from OpenAI's Responses API (its encrypted reasoning is valid only
+there)."""
+
+AZURE_RESPONSES_SCOPE = "azure-responses"
+"""The scope of messages from an Azure OpenAI Responses deployment."""
+
+_AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+_DEFAULT_THINKING = OpenAIThinking(summary="auto")
+"""Without a thinking config: the model's default effort, with summaries to show."""
+
+_SEPARATOR = "\n\n"
+"""How the summary parts of one reasoning item are joined into its block's text."""
+
+_FINISH: Mapping[str, FinishReason] = {
+    "completed": "stop",
+    "max_output_tokens": "length",
+    "content_filter": "content_filter",
+    "failed": "error",
+}
+
+
+def responses_scope(client: object) -> str:
+    """The scope of a Responses client's messages, from where it sends them.
+
+    `"openai-responses"` for api.openai.com, `"azure-responses"` for an `AsyncAzureOpenAI`
+    client or an Azure OpenAI host (`*.openai.azure.com`, `*.cognitiveservices.azure.com`, as
+    used with a plain client on Azure's `/openai/v1/` path), and `"openai-responses@<host>"`
+    (with the port when it is not the scheme's default) for any other endpoint: a gateway, a
+    local server, another vendor's Responses API. Encrypted reasoning from one of these is
+    never replayed to another.
+    """
+    if isinstance(client, openai.AsyncAzureOpenAI):
+        return AZURE_RESPONSES_SCOPE
+    base_url = getattr(client, "base_url", None)
+    if base_url is None:
+        return RESPONSES_SCOPE
+    url = urlsplit(str(base_url))
+    host = (url.hostname or "").lower()
+    if host == "api.openai.com":
+        return RESPONSES_SCOPE
+    if host.endswith(_AZURE_HOSTS):
+        return AZURE_RESPONSES_SCOPE
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    try:
+        port = url.port
+    except ValueError:
+        port = None
+    if port is not None and port != _DEFAULT_PORTS.get(url.scheme.lower()):
+        host = f"{host}:{port}"
+    return f"{RESPONSES_SCOPE}@{host}"
+
+
+class OpenAIResponsesModel(OpenAIAdapter):
+    """An OpenAI reasoning model behind the Responses API, through `openai.AsyncOpenAI` (or
+    `openai.AsyncAzureOpenAI`).
+
+    - `client`: your client; built from the environment (`OPENAI_API_KEY`...) when omitted.
+    - `thinking`: an `OpenAIThinking`, sent as `reasoning` (`to_param()`). Omitted: the model's
+      default effort with `summary="auto"`, so thinking blocks carry visible text.
+    - `store`: `False` by default: nothing is kept server-side, every reasoning item comes back
+      with its `encrypted_content` and is replayed in full.
+    - `scope`: the provider scope of this model's messages (its reasoning items are only
+      replayed there); by default from the client (`responses_scope`): `"openai-responses"` on
+      api.openai.com, `"azure-responses"` on Azure OpenAI, `"openai-responses@<host[:port]>"`
+      on any other endpoint.
+    - `foreign_reasoning`: what happens to reasoning from another scope: `"drop"` (default)
+      or `"text"` (sent as plain assistant text).
+    - `settings`: default `ModelSettings`, under each request's own.
+    - `extra_body`, `extra_headers`: passed through on every request.
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        thinking: OpenAIThinking | None = None,
+        store: bool = False,
+        scope: str | None = None,
+        foreign_reasoning: ForeignReasoning = "drop",
+        settings: ModelSettings | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        if client is None:
+            client = client_from_environment()
+        super().__init__(
+            model_name,
+            client=client,
+            scope=scope or responses_scope(client),
+            thinking=thinking,
+            foreign_reasoning=foreign_reasoning,
+            settings=settings,
+            extra_body=extra_body,
+            extra_headers=extra_headers,
+        )
+        self._store = store
+
+    @property
+    def store(self) -> bool:
+        """Whether the service keeps responses (`store`); False: reasoning travels encrypted."""
+        return self._store
+
+    def build_request(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments for `client.responses.create` (without `stream`).
+
+        Raises `ConfigurationError` for a `tool_choice` naming no tool on offer and for
+        `stop_sequences` (the Responses API has none).
+        """
+        settings = merge_settings(self.settings, request.settings)
+        params: dict[str, Any] = {
+            "model": self.model_name,
+            "input": self.build_messages(request.messages),
+            "store": self._store,
+            "include": ["reasoning.encrypted_content"],
+        }
+        if request.instructions:
+            params["instructions"] = request.instructions
+        reasoning = (self.thinking or _DEFAULT_THINKING).to_param()
+        if reasoning:
+            params["reasoning"] = reasoning
+        if request.tools:
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                    "strict": False,
+                }
+                for tool in request.tools
+            ]
+            set_tool_choice(params, settings, request.tools, _named_tool_choice)
+        if settings.get("stop_sequences"):
+            raise ConfigurationError(
+                "the Responses API has no stop sequences: remove stop_sequences from the "
+                "settings, or use OpenAIChatModel"
+            )
+        copy_settings(
+            settings,
+            params,
+            max_tokens="max_output_tokens",
+            temperature="temperature",
+            top_p="top_p",
+        )
+        request_options(params, settings, self._extra_body, self._extra_headers)
+        return params
+
+    def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """The `input` items for a history, with this scope's reasoning replayed.
+
+        - User turns: their tool results as `function_call_output` items, then their text as a
+          `user` message.
+        - This scope's assistant turns, item by item in their original order: reasoning items
+          byte for byte (`id`, `summary`, `encrypted_content`, and `content` when it came),
+          function calls with their `fc_` id and exact arguments, text as output messages with
+          their `msg_` id. A reasoning item goes back only immediately before the item that
+          followed it: when that item is not sent, neither is the reasoning; when a reasoning
+          item cannot be sent (no `encrypted_content` with `store=False`), the item after it
+          goes back without its id, so the service never looks for the missing reasoning.
+        - Other scopes' turns: text as assistant messages and function calls without item ids;
+          their reasoning is dropped (or sent as text with `foreign_reasoning="text"`).
+        """
+        out: list[dict[str, Any]] = []
+        for message in for_scope(messages, self.scope, foreign_reasoning=self.foreign_reasoning):
+            if message.role == "user":
+                out += user_items(message, _call_output, "input_text")
+            elif message.scope == self.scope:
+                out.extend(_native_items(message.parts, store=self._store))
+            else:
+                out.extend(_foreign_items(message.parts))
+        return out
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        params = self.build_request(request)
+        try:
+            response = cast("Response", await self.client.responses.create(**params))
+        except openai.OpenAIError as exc:
+            raise self.map_error(exc) from exc
+        return self.parse_response(response)
+
+    def parse_response(self, response: Response) -> ModelResponse:
+        """The shared form of an SDK `Response`: its output items in order, usage, finish
+        reason. A failed response raises `ProviderError`."""
+        if response.status == "failed":
+            raise _failed(response, self.scope, self._secrets)
+        return ModelResponse(self._message(response, _output_parts(response.output)))
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        """Deltas as the service streams them, then the complete `ModelResponse`: parts keyed by
+        output index (text by output and content index), with what `output_item.done` carries
+        folded in, so it equals the non-streamed one. Raises `ProviderError` for an `error` or
+        `response.failed` event, `StreamInterrupted` (with the partial message) for a cut one."""
+        try:
+            events = await self.client.responses.create(**self.build_request(request), stream=True)
+        except openai.OpenAIError as exc:
+            raise self.map_error(exc) from exc
+        builder, items = StreamBuilder(json_arguments=False), _Items()
+        model, final = self.model_name, None
+        try:
+            async with events:
+                async for event in events:
+                    if event.type == "response.reasoning_summary_text.delta":
+                        delta = builder.thinking(event.output_index, event.delta)
+                    elif (
+                        event.type == "response.output_text.delta"
+                        or event.type == "response.refusal.delta"
+                    ):
+                        delta = builder.text((event.output_index, event.content_index), event.delta)
+                    elif event.type == "response.function_call_arguments.delta":
+                        delta = builder.tool_call(event.output_index, arguments=event.delta)
+                    elif event.type == "response.reasoning_summary_part.added":
+                        delta = items.summary_part(builder, event)
+                    elif event.type == "response.reasoning_text.delta":
+                        delta = items.reasoning_text(builder, event)
+                    elif event.type == "response.output_item.added":
+                        delta = items.added(builder, event)
+                    elif event.type == "response.content_part.added":
+                        delta = items.part_added(builder, event)
+                    elif event.type == "response.output_item.done":
+                        delta = items.done(builder, event)
+                    elif event.type == "response.created":
+                        model, delta = event.response.model or model, None
+                    elif event.type == "response.completed" or event.type == "response.incomplete":
+                        final, delta = event.response, None
+                    elif event.type == "response.failed" or event.type == "error":
+                        raise _event_error(event, self.scope, self._secrets)
+                    else:  # the rest make no part (see the module docstring)
+                        delta = None
+                    if delta is not None:
+                        yield delta
+        except (openai.OpenAIError, *STREAM_BREAKS) as exc:  # a break, or an error event
+            raise self._stream_error(exc, builder, model, "response.completed") from exc
+        if final is None:
+            raise self._stream_error(None, builder, model, "response.completed")
+        parts = builder.message(scope=self.scope, model=model).parts
+        yield ModelResponse(self._message(final, parts))
+
+    # map_error is OpenAIAdapter's: the service's error as it came, credentials masked.
+
+    @staticmethod
+    def map_finish_reason(raw: str | None) -> FinishReason | None:
+        """The normalised finish reason for a response's status, or for the reason an
+        incomplete one gives (`max_output_tokens`...); a completed response is `"stop"` (the
+        message says `"tool_call"` when it has calls)."""
+        return _FINISH.get(raw) if raw is not None else None
+
+    def _message(self, response: Response, parts: Sequence[Part]) -> Message:
+        """The message of a response with its parts (parsed, or built by a stream)."""
+        raw = _raw_finish(response)
+        finish = self.map_finish_reason(raw)
+        if finish == "stop" and any(isinstance(p, ToolCall) for p in parts):
+            finish = "tool_call"
+        return Message(
+            role="assistant",
+            parts=tuple(parts),
+            scope=self.scope,
+            model=response.model or self.model_name,
+            id=response.id,
+            usage=_usage(response.usage),
+            finish_reason=finish,
+            provider_details={"finish_reason": raw} if raw is not None else None,
+        )
+
+
+class _Items:
+    """What a stream needs to remember about its output items: each reasoning item's id by
+    output index (the item after one points back at it), which reasoning items have summary
+    parts (those are the block's text; reasoning-text parts are only when there are none, as in
+    the non-streamed message), and which reasoning-text part each is showing."""
+
+    __slots__ = ("_reasoning", "_summarised", "_text_part")
+
+    def __init__(self) -> None:
+        self._reasoning: dict[int, str] = {}
+        self._summarised: set[int] = set()
+        self._text_part: dict[int, int] = {}
+
+    def added(
+        self, builder: StreamBuilder, event: ResponseOutputItemAddedEvent
+    ) -> ToolCallDelta | None:
+        """Open the part of a reasoning item or a function call (a message's text parts open
+        with their `content_part.added`; built-in tools' items make no part)."""
+        item, key = event.item, event.output_index
+        if item.type == "reasoning":
+            self._reasoning[key] = item.id
+            builder.thinking(key, id=item.id)
+        elif item.type == "function_call":
+            details: ProviderDetails | None = {"item_id": item.id} if item.id is not None else None
+            return builder.tool_call(
+                key, id=item.call_id, name=item.name, arguments=item.arguments, details=details
+            )
+        return None
+
+    def part_added(self, builder: StreamBuilder, event: ResponseContentPartAddedEvent) -> None:
+        """Open a message's text (or refusal) part at its place (a reasoning item's text parts
+        go into its block)."""
+        if event.part.type != "reasoning_text":
+            builder.text(
+                (event.output_index, event.content_index), details={"item_id": event.item_id}
+            )
+
+    def summary_part(
+        self, builder: StreamBuilder, event: ResponseReasoningSummaryPartAddedEvent
+    ) -> ThinkingDelta | None:
+        """A blank line before each summary part but the first."""
+        key = event.output_index
+        self._summarised.add(key)
+        return builder.thinking(key, _SEPARATOR) if event.summary_index else None
+
+    def reasoning_text(
+        self, builder: StreamBuilder, event: ResponseReasoningTextDeltaEvent
+    ) -> ThinkingDelta | None:
+        """Reasoning text, when the item has no summary (a blank line between its parts)."""
+        key, number, text = event.output_index, event.content_index, event.delta
+        if key in self._summarised:
+            return None  # the summary is the block's text, as in the non-streamed message
+        if self._text_part.get(key, 0) != number:
+            self._text_part[key] = number
+            text = _SEPARATOR + text
+        return builder.thinking(key, text)
+
+    def done(
+        self, builder: StreamBuilder, event: ResponseOutputItemDoneEvent
+    ) -> ThinkingDelta | None:
+        """Fold in what only the finished item carries: a reasoning item's summary and content
+        parts and `encrypted_content` (its signature, yielded), the details tying a call or a
+        message to the reasoning before it."""
+        item, key = event.item, event.output_index
+        follows = self._reasoning.get(key - 1)
+        if item.type == "reasoning":
+            builder.thinking(key, id=item.id, details=_reasoning_details(item))
+            if item.encrypted_content is not None:
+                return builder.thinking(key, signature=item.encrypted_content)
+        elif item.type == "function_call":
+            builder.tool_call(key, details=_item_details(item.id, follows))
+        elif item.type == "message":
+            for number, content in enumerate(item.content):
+                details = _text_details(item, content, follows)
+                builder.text((key, number), details=details)
+        return None
+
+
+def _output_parts(items: Sequence[ResponseOutputItem]) -> list[Part]:
+    """The parts for a response's output items, in order (items of other types are skipped)."""
+    parts: list[Part] = []
+    follows: str | None = None  # the reasoning item just before this one
+    for item in items:
+        if item.type == "reasoning":
+            texts = [s.text for s in item.summary] or [c.text for c in item.content or ()]
+            parts.append(
+                ThinkingBlock(
+                    text=_SEPARATOR.join(texts),
+                    signature=item.encrypted_content,
+                    id=item.id,
+                    provider_details=_reasoning_details(item),
+                )
+            )
+        elif item.type == "function_call":
+            parts.append(
+                ToolCall(
+                    id=item.call_id,
+                    name=item.name,
+                    arguments=item.arguments,
+                    provider_details=_item_details(item.id, follows),
+                )
+            )
+        elif item.type == "message":
+            for content in item.content:
+                text = content.refusal if content.type == "refusal" else content.text
+                parts.append(
+                    TextPart(text=text, provider_details=_text_details(item, content, follows))
+                )
+        follows = item.id if item.type == "reasoning" else None
+    return parts
+
+
+def _reasoning_details(item: ResponseReasoningItem) -> ProviderDetails:
+    """A reasoning item's summary parts (and content parts, when they came) as they came."""
+    details: dict[str, JsonValue] = {"summary": [_plain(s) for s in item.summary]}
+    if item.content is not None:
+        details["content"] = [_plain(c) for c in item.content]
+    return details
+
+
+def _text_details(
+    item: ResponseOutputMessage,
+    content: ResponseOutputText | ResponseOutputRefusal,
+    follows: str | None,
+) -> ProviderDetails:
+    """A message part's item id, the reasoning before it, its phase, annotations or refusal."""
+    details: dict[str, JsonValue] = {"item_id": item.id}
+    if follows is not None:
+        details["reasoning_id"] = follows
+    if item.phase is not None:
+        details["phase"] = item.phase
+    if content.type == "refusal":
+        details["refusal"] = True
+    elif content.annotations:
+        details["annotations"] = [_plain(a) for a in content.annotations]
+    return details
+
+
+def _item_details(item_id: str | None, follows: str | None) -> ProviderDetails | None:
+    details: ProviderDetails = {}
+    if item_id is not None:
+        details["item_id"] = item_id
+    if follows is not None:
+        details["reasoning_id"] = follows
+    return details or None
+
+
+def _plain(value: Any) -> JsonValue:
+    """An SDK object as the JSON it came as (unknown keys included)."""
+    return cast("JsonValue", value.to_dict(mode="json"))
+
+
+def _event_error(
+    event: ResponseFailedEvent | ResponseErrorEvent, scope: str, secrets: Sequence[str]
+) -> ProviderError:
+    """The `ProviderError` for a `response.failed` or an `error` event."""
+    if event.type == "error":
+        return _error(event.message, event.code, scope, secrets)
+    return _failed(event.response, scope, secrets)
+
+
+def _failed(response: Response, scope: str, secrets: Sequence[str]) -> ProviderError:
+    """The `ProviderError` for a failed response."""
+    error = response.error
+    if error is None:
+        return _error("the response failed", None, scope, secrets)
+    return _error(error.message, str(error.code), scope, secrets)
+
+
+def _error(message: str, code: str | None, scope: str, secrets: Sequence[str]) -> ProviderError:
+    """The `ProviderError` for a failed response or an `error` event in the stream."""
+    return ProviderError(
+        redact(message, secrets),
+        scope=scope,
+        retryable=code in ("server_error", "rate_limit_exceeded"),
+        error_type=code,
+    )
+
+
+def _raw_finish(response: Response) -> str | None:
+    """Why a response ended, as the service says it: the reason an incomplete one gives, or its
+    status."""
+    incomplete = response.incomplete_details
+    return (incomplete.reason if incomplete is not None else None) or response.status
+
+
+def _native_items(parts: Sequence[Part], *, store: bool) -> list[dict[str, Any]]:
+    # One entry per output item: (reasoning id or None, the item or None when it cannot be
+    # sent, the reasoning id it followed); the text parts of one message item form one entry.
+    entries: list[tuple[str | None, dict[str, Any] | None, str | None]] = []
+    after: str | None = None  # the id of the block just before this part, if it is one
+    open_message: str | None = None  # the message item the previous text part belongs to
+    for part in parts:
+        details = part.provider_details or {}
+        item_id = details.get("item_id")
+        marker = details.get("reasoning_id")
+        anchor = marker if isinstance(marker, str) else after
+        if isinstance(part, ThinkingBlock):
+            entries.append((part.id or "", _reasoning_item(part, store=store), None))
+            after, open_message = part.id, None
+            continue
+        after = None
+        if isinstance(part, ToolCall):
+            item: dict[str, Any] = {
+                "type": "function_call",
+                "call_id": part.id,
+                "name": part.name,
+                "arguments": arguments_json(part),
+            }
+            if isinstance(item_id, str):
+                item["id"] = item_id
+            entries.append((None, item, anchor))
+            open_message = None
+        elif isinstance(part, TextPart):
+            content: dict[str, Any]
+            if details.get("refusal") is True:
+                content = {"type": "refusal", "refusal": part.text}
+            else:
+                annotations = details.get("annotations")
+                content = {
+                    "type": "output_text",
+                    "text": part.text,
+                    "annotations": annotations if isinstance(annotations, list) else [],
+                }
+            last = entries[-1][1] if entries else None
+            if isinstance(item_id, str) and item_id == open_message and last is not None:
+                last["content"].append(content)
+                continue
+            phase = details.get("phase")
+            if not isinstance(item_id, str):  # not from an output item: plain assistant text
+                entries.append((None, _easy_message(part.text, phase), None))
+                open_message = None
+                continue
+            message_item: dict[str, Any] = {
+                "type": "message",
+                "role": "assistant",
+                "id": item_id,
+                "status": "completed",
+                "content": [content],
+            }
+            if isinstance(phase, str):
+                message_item["phase"] = phase
+            entries.append((None, message_item, anchor))
+            open_message = item_id
+    # Backwards: a reasoning item is sent only right before the item that followed it.
+    kept: list[tuple[str | None, dict[str, Any], str | None]] = []
+    follower_sent = False
+    for reasoning, entry, anchor in reversed(entries):
+        if reasoning is None:
+            assert entry is not None
+            kept.append((None, entry, anchor))
+            follower_sent = True
+        elif entry is not None and follower_sent:
+            kept.append((reasoning, entry, None))
+        else:
+            follower_sent = False
+    kept.reverse()
+    # Forwards: an item that followed reasoning keeps its id only if that reasoning goes too.
+    out: list[dict[str, Any]] = []
+    previous: str | None = None
+    for reasoning, entry, anchor in kept:
+        if anchor is not None and anchor != previous and "id" in entry:
+            _unanchor(entry)
+        out.append(entry)
+        previous = reasoning
+    return out
+
+
+def _reasoning_item(block: ThinkingBlock, *, store: bool) -> dict[str, Any] | None:
+    """The input item replaying a reasoning block, or None when it cannot be replayed."""
+    if block.id is None or block.redacted is not None:
+        return None
+    if block.signature is None and not store:
+        return None  # with store=False the service cannot find it by id alone
+    details = block.provider_details or {}
+    summary = details.get("summary")
+    item: dict[str, Any] = {
+        "type": "reasoning",
+        "id": block.id,
+        "summary": summary
+        if isinstance(summary, list)
+        else ([{"type": "summary_text", "text": block.text}] if block.text else []),
+    }
+    if block.signature is not None:
+        item["encrypted_content"] = block.signature
+    content = details.get("content")
+    if isinstance(content, list):
+        item["content"] = content
+    return item
+
+
+def _unanchor(item: dict[str, Any]) -> None:
+    """Drop the item id that ties an item to the reasoning before it."""
+    if item.get("type") == "message":
+        text = "".join(c.get("text") or c.get("refusal") or "" for c in item["content"])
+        replacement = _easy_message(text, item.get("phase"))
+        item.clear()
+        item.update(replacement)
+    else:
+        item.pop("id", None)
+
+
+def _easy_message(text: str, phase: object) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if isinstance(phase, str):
+        message["phase"] = phase
+    return message
+
+
+def _foreign_items(parts: Sequence[Part]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, TextPart) and part.text:
+            out.append({"role": "assistant", "content": part.text})
+        elif isinstance(part, ToolCall):
+            out.append(
+                {
+                    "type": "function_call",
+                    "call_id": part.id,
+                    "name": part.name,
+                    "arguments": arguments_json(part),
+                }
+            )
+    return out
+
+
+def _named_tool_choice(name: str) -> dict[str, Any]:
+    return {"type": "function", "name": name}
+
+
+def _call_output(result: ToolResult) -> dict[str, Any]:
+    return {
+        "type": "function_call_output",
+        "call_id": result.call_id,
+        "output": result.content_text(),
+    }
+
+
+def _usage(usage: ResponseUsage | None) -> Usage:
+    if usage is None:
+        return Usage()
+    output = usage.output_tokens_details
+    cached = usage.input_tokens_details
+    return Usage(
+        input_tokens=usage.input_tokens or 0,
+        output_tokens=usage.output_tokens or 0,
+        thinking_tokens=output.reasoning_tokens or 0,
+        cache_read_tokens=cached.cached_tokens or 0,
+    )
