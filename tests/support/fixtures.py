@@ -53,6 +53,13 @@ async def openai_client(emu: Emulator) -> AsyncIterator[Any]:
 
 
 @pytest.fixture
+async def retrying_openai_client(emu: Emulator) -> AsyncIterator[Any]:
+    client = emu.openai_client()
+    yield client
+    await client.close()
+
+
+@pytest.fixture
 async def azure_client(emu: Emulator) -> AsyncIterator[Any]:
     client = emu.azure_client(max_retries=0)
     yield client

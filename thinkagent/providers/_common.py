@@ -20,7 +20,6 @@ __all__ = [
     "RETRYABLE_STATUSES",
     "AdapterBase",
     "ClientT",
-    "ModelInfo",
     "arguments_json",
     "arguments_object",
     "check_foreign_reasoning",
@@ -93,29 +92,6 @@ class AdapterBase(Generic[ClientT, ThinkingT]):
     def settings(self) -> ModelSettings:
         """Default settings, under each request's own."""
         return self._settings
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(model_name={self._model_name!r}, scope={self._scope!r})"
-
-
-class ModelInfo(Generic[ClientT]):
-    """Transitional: the identity block of adapters not yet on `AdapterBase` (ADR 29)."""
-
-    _model_name: str
-    _scope: str
-    _client: ClientT
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
-    def scope(self) -> str:
-        return self._scope
-
-    @property
-    def client(self) -> ClientT:
-        return self._client
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model_name={self._model_name!r}, scope={self._scope!r})"
