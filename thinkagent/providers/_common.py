@@ -18,6 +18,7 @@ from .base import ModelSettings, ToolDefinition
 
 __all__ = [
     "RETRYABLE_STATUSES",
+    "UNREADABLE",
     "AdapterBase",
     "ClientT",
     "arguments_json",
@@ -30,6 +31,7 @@ __all__ = [
     "request_options",
     "retryable_status",
     "tool_choice_name",
+    "unreadable",
 ]
 
 ClientT = TypeVar("ClientT")
@@ -196,6 +198,23 @@ def connection_error(message: str, *, scope: str, timeout: bool) -> ProviderErro
         scope=scope,
         retryable=True,
         error_type="timeout" if timeout else "connection_error",
+    )
+
+
+UNREADABLE: tuple[type[Exception], ...] = (ValueError, KeyError, TypeError, AttributeError)
+"""What reading a 200 body can raise when it is not JSON (`json.JSONDecodeError`) or not the
+shape its wire API documents (pydantic's `ValidationError`, a missing key or attribute)."""
+
+
+def unreadable(exc: Exception, *, scope: str) -> ProviderError:
+    """The retryable `ProviderError` for a 200 response that cannot be understood (a truncated
+    or corrupted body is usually transient): never a raw parsing error, always with the run's
+    evidence attached by the agent."""
+    return ProviderError(
+        f"the response could not be read: {type(exc).__name__}: {exc}",
+        scope=scope,
+        retryable=True,
+        error_type="malformed_response",
     )
 
 

@@ -41,12 +41,14 @@ from ...messages import (
 )
 from ...stream import ModelDelta, StreamBuilder
 from .._common import (
+    UNREADABLE,
     arguments_object,
     connection_error,
     copy_settings,
     interrupted,
     request_options,
     retryable_status,
+    unreadable,
 )
 from ..base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
 from ._rules import (
@@ -184,7 +186,10 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             message = cast("wire.Message", await self.client.messages.create(**params))
         except _SDK_ERRORS as exc:
             raise_mapped(self.map_error(exc), exc)
-        return self.parse_response(message)
+        try:
+            return self.parse_response(message)
+        except UNREADABLE as exc:
+            raise unreadable(exc, scope=self.scope) from exc
 
     def parse_response(self, message: wire.Message) -> ModelResponse:
         """The shared form of an SDK `Message`: blocks in order, usage, finish reason."""
@@ -285,6 +290,8 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             return connection_error(exc.message, scope=self.scope, timeout=timeout)
         if isinstance(exc, anthropic.APIError):
             return ProviderError(exc.message, scope=self.scope, error_type=type(exc).__name__)
+        if isinstance(exc, json.JSONDecodeError):  # a 200 whose body is not JSON
+            return unreadable(exc, scope=self.scope)
         text = str(exc)
         if isinstance(exc, anthropic.CredentialsError) or (
             "Could not resolve authentication method" in text

@@ -50,12 +50,14 @@ from ...messages import (
 )
 from ...stream import ModelDelta, StreamBuilder
 from .._common import (
+    UNREADABLE,
     arguments_object,
     connection_error,
     copy_settings,
     interrupted,
     merge_settings,
     retryable_status,
+    unreadable,
 )
 from ..base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
 from ._bridge import ReadFailure, StreamReader, in_worker
@@ -237,7 +239,10 @@ class BedrockModel(ClaudeModel[Any]):
             raise _timeout(settings) from None
         except Exception as exc:
             raise_mapped(self.map_error(exc), exc)
-        return self.parse_response(response)
+        try:  # botocore hands back what it could parse of a body that is not JSON
+            return self.parse_response(response)
+        except UNREADABLE as exc:
+            raise unreadable(exc, scope=self.scope) from exc
 
     def parse_response(self, response: Mapping[str, Any]) -> ModelResponse:
         """The shared form of a `converse` response: blocks in order, usage, stop reason."""

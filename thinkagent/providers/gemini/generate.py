@@ -49,6 +49,7 @@ from ...messages import (
 )
 from ...stream import ModelDelta, StreamBuilder
 from .._common import (
+    UNREADABLE,
     AdapterBase,
     arguments_object,
     connection_error,
@@ -57,6 +58,7 @@ from .._common import (
     merge_settings,
     retryable_status,
     tool_choice_name,
+    unreadable,
 )
 from ..base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent, ToolDefinition
 from ._rules import (
@@ -272,7 +274,10 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
             response = await self.client.aio.models.generate_content(**params)  # pyright: ignore[reportUnknownMemberType]
         except _VENDOR_ERRORS as exc:
             raise self.map_error(exc) from exc
-        return self.parse_response(response)
+        try:
+            return self.parse_response(response)
+        except UNREADABLE as exc:
+            raise unreadable(exc, scope=self.scope) from exc
 
     def parse_response(self, response: types.GenerateContentResponse) -> ModelResponse:
         """The shared form of an SDK response: its first candidate's parts in order, each
@@ -389,12 +394,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
                 timeout=timeout,
             )
         if isinstance(exc, _MALFORMED):
-            return ProviderError(
-                f"the response body is not valid JSON: {exc}",
-                scope=self.scope,
-                retryable=True,
-                error_type="malformed_response",
-            )
+            return unreadable(exc, scope=self.scope)
         return exc
 
     @staticmethod

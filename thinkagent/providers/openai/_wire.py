@@ -31,6 +31,7 @@ from .._common import (
     interrupted,
     retryable_status,
     tool_choice_name,
+    unreadable,
 )
 from ..base import ModelSettings, ToolDefinition
 
@@ -178,6 +179,8 @@ class OpenAIAdapter(AdapterBase[openai.AsyncOpenAI, OpenAIThinking]):
     def map_error(self, exc: BaseException) -> BaseException:
         """The `ProviderError` for an SDK exception (the service's message, status and type,
         credentials masked); anything else comes back as it is."""
+        if isinstance(exc, json.JSONDecodeError):  # a 200 whose body is not JSON
+            return unreadable(exc, scope=self.scope)
         if not isinstance(exc, openai.OpenAIError):
             return exc
         return provider_error(exc, scope=self.scope, secrets=self._secrets)
@@ -195,6 +198,10 @@ class OpenAIAdapter(AdapterBase[openai.AsyncOpenAI, OpenAIThinking]):
         else:
             reason = f"the stream broke before {terminal}: {type(exc).__name__}"
         return interrupted(reason, builder, scope=self.scope, model=model)
+
+
+SDK_ERRORS = (openai.OpenAIError, json.JSONDecodeError)
+"""What a `create` call raises: the service's errors, and a 200 body that is not JSON."""
 
 
 def client_from_environment(

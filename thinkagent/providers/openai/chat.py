@@ -44,20 +44,22 @@ from ...messages import (
 )
 from ...stream import StreamBuilder, TextDelta, ThinkingDelta, ToolCallDelta
 from .._common import (
+    UNREADABLE,
     arguments_json,
     copy_settings,
     merge_settings,
     request_options,
+    unreadable,
 )
 from ..base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
 from ._tags import Segment, ThinkTagSplitter, join_think_tags, split_think_tags
 from ._wire import (
+    SDK_ERRORS,
     STREAM_BREAKS,
     OpenAIAdapter,
     OpenAIThinking,
     add_hint,
     client_from_environment,
-    provider_error,
     set_tool_choice,
     user_items,
 )
@@ -207,9 +209,12 @@ class OpenAIChatModel(OpenAIAdapter):
         params = self.build_request(request)
         try:
             completion = cast("ChatCompletion", await self.client.chat.completions.create(**params))
-        except openai.OpenAIError as exc:
+        except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
-        return self.parse_response(completion)
+        try:
+            return self.parse_response(completion)
+        except UNREADABLE as exc:
+            raise unreadable(exc, scope=self.scope) from exc
 
     def parse_response(self, completion: ChatCompletion) -> ModelResponse:
         """The shared form of an SDK `ChatCompletion`: reasoning first, then the content (split
@@ -298,9 +303,9 @@ class OpenAIChatModel(OpenAIAdapter):
         """The `ProviderError` for an SDK exception (the service's message, status and type,
         credentials masked), with a hint for two refusals that have a known fix; anything else
         comes back as it is."""
-        if not isinstance(exc, openai.OpenAIError):
-            return exc
-        error = provider_error(exc, scope=self.scope, secrets=self._secrets)
+        error = super().map_error(exc)
+        if not isinstance(error, ProviderError) or not isinstance(exc, openai.OpenAIError):
+            return error
         text = error.message.lower()
         effort = self.thinking is not None and self.thinking.effort is not None
         if error.status == 400 and effort and ("tool" in text or "function" in text):

@@ -66,13 +66,16 @@ from ...messages import (
 )
 from ...stream import StreamBuilder, ThinkingDelta, ToolCallDelta
 from .._common import (
+    UNREADABLE,
     arguments_json,
     copy_settings,
     merge_settings,
     request_options,
+    unreadable,
 )
 from ..base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
 from ._wire import (
+    SDK_ERRORS,
     STREAM_BREAKS,
     OpenAIAdapter,
     OpenAIThinking,
@@ -265,9 +268,12 @@ class OpenAIResponsesModel(OpenAIAdapter):
         params = self.build_request(request)
         try:
             response = cast("Response", await self.client.responses.create(**params))
-        except openai.OpenAIError as exc:
+        except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
-        return self.parse_response(response)
+        try:
+            return self.parse_response(response)
+        except UNREADABLE as exc:
+            raise unreadable(exc, scope=self.scope) from exc
 
     def parse_response(self, response: Response) -> ModelResponse:
         """The shared form of an SDK `Response`: its output items in order, usage, finish
