@@ -208,14 +208,12 @@ class MediaSupport:
 
     def problem(self, part: Image | Document) -> str | None:
         """Why this endpoint cannot take `part`, or None."""
+        if not self.types:
+            return f"this model takes no {part.kind}s"
         if part.url is not None and not self.urls:
             return f"this model takes no {part.kind} by URL (give the bytes instead)"
-        media_type = part.media_type
-        if media_type is None:
-            if not self.types:
-                return f"this model takes no {part.kind}s"
-        elif not self.accepts(media_type):
-            return f"this model takes no {part.kind} of type {media_type!r}"
+        if part.media_type is not None and not self.accepts(part.media_type):
+            return f"this model takes no {part.kind} of type {part.media_type!r}"
         size = len(part.data) if part.data is not None else 0
         if self.max_bytes is not None and size > self.max_bytes:
             return f"the {part.kind} has {size} bytes, over this model's limit of {self.max_bytes}"
