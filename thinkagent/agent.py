@@ -243,6 +243,7 @@ class _RunState:
     tool_calls: int = 0
     input_floor: int = 0  # the smallest input of this run's requests: the next costs as much
     media_checked: int = 0  # messages already checked against the model's media support
+    media_unchecked: bool = True  # some message after `media_checked` may hold media
     warnings: list[WarningEvent] = field(default_factory=list[WarningEvent])
     result: RunResult[Any] | None = None
 
@@ -677,9 +678,10 @@ class Agent(Generic[DepsT, OutputT]):
 
     async def _request(self, state: _RunState, plan: _Plan) -> ModelRequest:
         messages: list[Message] = state.messages
-        if state.media_checked < len(messages):
+        if state.media_unchecked:  # before the first request, and after a tool returned media
             plan.profile.media.check(messages, start=state.media_checked)
-            state.media_checked = len(messages)
+            state.media_unchecked = False
+        state.media_checked = len(messages)
         for processor in self.history_processors:
             processed = processor(list(messages))
             if inspect.isawaitable(processed):
@@ -756,6 +758,8 @@ class Agent(Generic[DepsT, OutputT]):
                 results[i] = result
         final = [result for result in results if result is not None]
         state.new_messages.append(Message(role="user", parts=tuple(final)))
+        if any(result.media for result in final):
+            state.media_unchecked = True
         if output_found:
             self._finish(state, output)
             return final
@@ -849,18 +853,29 @@ class Agent(Generic[DepsT, OutputT]):
 
 def _prompt_message(prompt: UserPrompt, at: int) -> Message:
     """The user message for `prompt`; `HistoryError` when it is empty or cannot be sent."""
-    try:
-        message = Message.user(prompt)
-    except (TypeError, ValueError) as exc:
-        raise HistoryError(f"the prompt cannot be sent: {exc}", message_index=at) from exc
-    if not any(not isinstance(p, TextPart) or p.text.strip() for p in message.parts):
-        raise HistoryError("the prompt is empty", message_index=at)
-    for part in message.parts:
-        if isinstance(part, TextPart) and not valid_unicode(part.text):
+    if isinstance(prompt, str):  # the common case, kept short: it is on every run's path
+        if not prompt.strip():
+            raise HistoryError("the prompt is empty", message_index=at)
+        if not valid_unicode(prompt):
             raise HistoryError(
                 "the prompt is not valid Unicode (a lone surrogate): it cannot be sent",
                 message_index=at,
             )
+        return Message(role="user", parts=(TextPart(text=prompt),))
+    try:
+        message = Message.user(prompt)
+    except (TypeError, ValueError) as exc:
+        raise HistoryError(f"the prompt cannot be sent: {exc}", message_index=at) from exc
+    texts = [p.text for p in message.parts if isinstance(p, TextPart)]
+    if len(texts) < len(message.parts):  # media: not empty, whatever the text
+        texts.append("media")
+    if not any(text.strip() for text in texts):
+        raise HistoryError("the prompt is empty", message_index=at)
+    if not all(valid_unicode(text) for text in texts):
+        raise HistoryError(
+            "the prompt is not valid Unicode (a lone surrogate): it cannot be sent",
+            message_index=at,
+        )
     return message
 
 

@@ -166,6 +166,8 @@ class Tool:
             call: Awaitable[Any] = self.function(*args, **kwargs)
         else:
             call = TOOL_THREADS.run(self.name, functools.partial(self.function, *args, **kwargs))
+        if self.timeout is None:  # no extra frame on the common path
+            return await call
         return await self._limited(call)
 
     async def _limited(self, call: Awaitable[Any]) -> Any:
@@ -247,17 +249,20 @@ class ToolTimedOut(TimeoutError):
         self.timeout = timeout
 
 
+_MEDIA = (Image, Document)
+
+
 def split_media(value: Any) -> tuple[JsonValue, tuple[Image | Document, ...]]:
     """A tool's return value as a result's `content` and `media`: an `Image` or `Document`, or
     those in a returned list or tuple, become media; the rest is the content (one item as it
     is, several as a list, none as None)."""
-    if isinstance(value, Image | Document):
+    if isinstance(value, _MEDIA):
         return None, (value,)
     if isinstance(value, list | tuple):
         items = cast("list[Any] | tuple[Any, ...]", value)
-        media = tuple(item for item in items if isinstance(item, Image | Document))
+        media = tuple(item for item in items if isinstance(item, _MEDIA))
         if media:
-            rest = [item for item in items if not isinstance(item, Image | Document)]
+            rest = [item for item in items if not isinstance(item, _MEDIA)]
             content = rest[0] if len(rest) == 1 else (rest or None)
             return _jsonable(content), media
     return _jsonable(value), ()
