@@ -4,11 +4,24 @@ The public API is re-exported here; adapters live in `thinkagent.providers.*`, t
 emulator in `thinkagent.emulator`, test helpers in `thinkagent.testing`.
 """
 
-from .agent import Agent, AgentEvent, AgentStream, RunResult, UsageLimits
+from .agent import (
+    Agent,
+    AgentEvent,
+    AgentStream,
+    Approval,
+    Instructions,
+    RunResult,
+    ToolDenied,
+    UsageLimits,
+)
+from .context import RunContext
 from .errors import (
+    ApprovalError,
     ConfigurationError,
+    FallbackExhausted,
     HistoryError,
     MaxTurnsExceeded,
+    OutputValidationFailed,
     ProviderError,
     RunCancelled,
     StreamInterrupted,
@@ -17,9 +30,12 @@ from .errors import (
     ToolRetriesExceeded,
     UsageLimitExceeded,
 )
+from .fallback import FallbackModel
 from .history import ForeignReasoning, HistoryProcessor, repair, trim_history, validate_history
 from .messages import (
+    Document,
     FinishReason,
+    Image,
     Message,
     Part,
     TextPart,
@@ -27,11 +43,30 @@ from .messages import (
     ToolCall,
     ToolResult,
     Usage,
+    UserPrompt,
     dump_messages,
     load_messages,
 )
-from .providers.base import Model, ModelRequest, ModelResponse, ModelSettings, ToolDefinition
-from .stream import MessageAssembler, TextDelta, ThinkingDelta, ToolCallDelta, ToolResultEvent
+from .providers.base import (
+    MediaSupport,
+    Model,
+    ModelProfile,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    OutputSpec,
+    Thinking,
+    ToolDefinition,
+)
+from .stream import (
+    MessageAssembler,
+    PartialOutput,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolResultEvent,
+    WarningEvent,
+)
 from .tools import Tool
 
 __version__ = "0.1.0"
@@ -40,32 +75,47 @@ __all__ = [
     "Agent",
     "AgentEvent",
     "AgentStream",
+    "Approval",
+    "ApprovalError",
     "ConfigurationError",
+    "Document",
+    "FallbackExhausted",
+    "FallbackModel",
     "FinishReason",
     "ForeignReasoning",
     "HistoryError",
     "HistoryProcessor",
+    "Image",
+    "Instructions",
     "MaxTurnsExceeded",
+    "MediaSupport",
     "Message",
     "MessageAssembler",
     "Model",
+    "ModelProfile",
     "ModelRequest",
     "ModelResponse",
     "ModelSettings",
+    "OutputSpec",
+    "OutputValidationFailed",
     "Part",
+    "PartialOutput",
     "ProviderError",
     "RunCancelled",
+    "RunContext",
     "RunResult",
     "StreamInterrupted",
     "TextDelta",
     "TextPart",
     "ThinkAgentError",
+    "Thinking",
     "ThinkingBlock",
     "ThinkingDelta",
     "Tool",
     "ToolCall",
     "ToolCallDelta",
     "ToolDefinition",
+    "ToolDenied",
     "ToolError",
     "ToolResult",
     "ToolResultEvent",
@@ -73,6 +123,8 @@ __all__ = [
     "Usage",
     "UsageLimitExceeded",
     "UsageLimits",
+    "UserPrompt",
+    "WarningEvent",
     "__version__",
     "dump_messages",
     "load_messages",

@@ -9,16 +9,30 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, Generic, Literal, cast, overload
 
+from pydantic import ValidationError
+from typing_extensions import TypeVar
+
+from .context import DepsT, RunContext
 from .errors import (
+    ApprovalError,
     ConfigurationError,
     HistoryError,
     MaxTurnsExceeded,
+    OutputValidationFailed,
     RunCancelled,
     StreamInterrupted,
     ThinkAgentError,
@@ -26,119 +40,383 @@ from .errors import (
     UsageLimitExceeded,
 )
 from .history import HistoryProcessor, validate_history
-from .messages import Message, ToolCall, ToolResult, Usage, valid_unicode
-from .providers.base import Model, ModelRequest, ModelResponse, ModelSettings
-from .stream import ModelDelta, ToolResultEvent
-from .tools import DEFAULT_MAX_RETRIES, Tool, ToolFunction, describe_failure
+from .messages import (
+    Message,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UserPrompt,
+    valid_unicode,
+)
+from .output import OutputSchema, describe_errors, errors_of
+from .providers.base import (
+    Model,
+    ModelProfile,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    OutputMode,
+    OutputSpec,
+    ToolDefinition,
+    check_thinking,
+    model_profile,
+)
+from .stream import (
+    ModelDelta,
+    PartialOutput,
+    TextDelta,
+    ToolCallDelta,
+    ToolResultEvent,
+    WarningEvent,
+)
+from .tools import DEFAULT_MAX_RETRIES, Tool, ToolFunction, describe_failure, split_media
 
-__all__ = ["Agent", "AgentEvent", "AgentStream", "RunResult", "UsageLimits"]
+__all__ = [
+    "Agent",
+    "AgentEvent",
+    "AgentStream",
+    "Instructions",
+    "RunResult",
+    "ToolDenied",
+    "UsageLimits",
+]
 
 _T = TypeVar("_T")
+OutputT = TypeVar("OutputT", default=str)
 
-AgentEvent = ModelDelta | ModelResponse | ToolResultEvent
-"""What `Agent.run_stream` yields: the model's deltas, each complete `ModelResponse`, and each
-tool result (in call order once the step's tools have all finished)."""
+AgentEvent = ModelDelta | WarningEvent | ModelResponse | ToolResultEvent | PartialOutput[Any]
+"""What `Agent.run_stream` yields: the model's deltas (and the warnings its adapter gives),
+each complete `ModelResponse`, each tool result (in call order once the step's tools have all
+finished) and, with an `output_type`, the `PartialOutput` while the output's JSON streams."""
+
+Instructions = str | Callable[[RunContext[DepsT]], str | Awaitable[str]]
+"""The agent's instructions: text, or a plain (sync or async) function of the run's context
+that returns the text, evaluated once at the start of each run."""
+
+OutputModeSetting = Literal["auto", "native", "tool"]
+
+_NO_DEPS: Any = None  # `deps` left out: None, whatever the agent's DepsT (users type it)
+
+_FINAL_RESULT_ACCEPTED = "Final result processed."
+_FINAL_RESULT_IGNORED = "A final result was already given in this turn; this call was ignored."
 
 
 @dataclass(frozen=True, slots=True)
 class UsageLimits:
-    """Upper bounds for one run; going past one raises `UsageLimitExceeded` with the evidence."""
+    """Upper bounds for one run; going past one raises `UsageLimitExceeded` with the evidence.
+
+    Checked before spending where that can be known: `requests` before each request,
+    `tool_calls` before a step's calls run (the calls stay pending in the evidence), and
+    `input_tokens` and `total_tokens` before a request that would certainly pass them: the
+    conversation a run resends only grows, so the next request costs at least the input of the
+    smallest request of the run so far (when no history processor reshapes what is sent).
+    Every token limit is checked again after each response.
+    """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
     thinking_tokens: int | None = None
     total_tokens: int | None = None
+    requests: int | None = None
+    tool_calls: int | None = None
 
     def check(self, usage: Usage) -> None:
+        """Raise when `usage` is over a limit (after a response)."""
         for name in ("input_tokens", "output_tokens", "thinking_tokens", "total_tokens"):
             limit: int | None = getattr(self, name)
             used: int = getattr(usage, name)
             if limit is not None and used > limit:
                 raise UsageLimitExceeded(f"the run used {used} {name}, over its limit of {limit}")
 
+    def check_before_request(self, usage: Usage, *, next_input: int = 0) -> None:
+        """Raise when the next request would pass a limit: it is one more request and costs at
+        least `next_input` input tokens."""
+        if self.requests is not None and usage.requests >= self.requests:
+            raise UsageLimitExceeded(
+                f"the run made {usage.requests} requests, its limit: no request was sent"
+            )
+        for name in ("input_tokens", "total_tokens"):
+            limit: int | None = getattr(self, name)
+            at_least: int = getattr(usage, name) + next_input
+            if limit is not None and next_input and at_least > limit:
+                raise UsageLimitExceeded(
+                    f"the next request would bring {name} to at least {at_least}, over its "
+                    f"limit of {limit}: it was not sent"
+                )
+
+    def check_tool_calls(self, made: int, asked: int) -> None:
+        """Raise when running `asked` more calls after `made` would pass `tool_calls`."""
+        if self.tool_calls is not None and made + asked > self.tool_calls:
+            raise UsageLimitExceeded(
+                f"the model asked for {asked} tool calls, which would bring the run to "
+                f"{made + asked}, over its tool_calls limit of {self.tool_calls}: none was run"
+            )
+
 
 @dataclass(frozen=True, slots=True)
-class RunResult:
+class ToolDenied:
+    """A denied approval (`approvals={call_id: ToolDenied("why")}`); `False` denies with the
+    default reason. The model gets the reason as the call's error result."""
+
+    reason: str = "The user denied this tool call."
+
+
+Approval = bool | ToolDenied
+"""A decision on a call awaiting approval: True runs it, False or `ToolDenied` denies it."""
+
+
+class _Pending:
+    def __repr__(self) -> str:
+        return "<awaiting approval>"
+
+
+_PENDING: Any = _Pending()
+
+
+class RunResult(Generic[OutputT]):
     """The outcome of a run.
 
+    `output` is the final answer: the model's text, or the validated `output_type`.
     `messages` is the history given to the run followed by every message of this run, verbatim:
     the evidence to persist (`dump_messages`) and to continue from. `new_messages` is this run's
-    part of it. `usage` sums the run's requests, thinking tokens included.
+    part of it. `usage` sums the run's requests, thinking tokens included. `warnings` collects
+    what the adapters adjusted to send the requests.
+
+    A run that stopped at calls needing approval has them in `pending_approvals` (the last
+    message of `messages` holds them) and no output: continue it with
+    `agent.run(None, history=result.messages, approvals={call.id: True, ...})`.
     """
 
-    output: str
-    messages: list[Message]
-    new_messages: list[Message]
-    usage: Usage
+    __slots__ = ("_output", "messages", "new_messages", "pending_approvals", "usage", "warnings")
+
+    def __init__(
+        self,
+        output: OutputT,
+        messages: list[Message],
+        new_messages: list[Message],
+        usage: Usage,
+        *,
+        pending_approvals: Sequence[ToolCall] = (),
+        warnings: Sequence[WarningEvent] = (),
+    ) -> None:
+        self._output = output
+        self.messages = messages
+        self.new_messages = new_messages
+        self.usage = usage
+        self.pending_approvals: list[ToolCall] = list(pending_approvals)
+        self.warnings: list[WarningEvent] = list(warnings)
+
+    @property
+    def output(self) -> OutputT:
+        """The final answer; `ApprovalError` while calls await approval (there is none yet)."""
+        if self.pending_approvals:
+            ids = ", ".join(repr(call.id) for call in self.pending_approvals)
+            raise ApprovalError(f"the run has no output yet: calls {ids} await approval")
+        return self._output
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RunResult):
+            return NotImplemented
+        theirs = cast("RunResult[Any]", other)
+        return all(getattr(self, name) == getattr(theirs, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable lists inside: not hashable
+
+    def __repr__(self) -> str:
+        output = "<awaiting approval>" if self.pending_approvals else repr(self._output)
+        return (
+            f"RunResult(output={output}, messages=<{len(self.messages)} messages>, "
+            f"usage={self.usage!r})"
+        )
 
 
 @dataclass(slots=True)
 class _RunState:
     history: list[Message]
+    deps: Any = None
+    approvals: Mapping[str, Approval] = field(default_factory=dict[str, Approval])
     new_messages: list[Message] = field(default_factory=list[Message])
     usage: Usage = field(default_factory=Usage)
     failures: dict[str, int] = field(default_factory=dict[str, int])
-    result: RunResult | None = None
+    output_failures: int = 0
+    tool_calls: int = 0
+    input_floor: int = 0  # the smallest input of this run's requests: the next costs as much
+    media_checked: int = 0  # messages already checked against the model's media support
+    media_unchecked: bool = True  # some message after `media_checked` may hold media
+    warnings: list[WarningEvent] = field(default_factory=list[WarningEvent])
+    result: RunResult[Any] | None = None
 
     @property
     def messages(self) -> list[Message]:
         return self.history + self.new_messages
 
 
-class Agent:
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What every request of one run shares (the same bytes on every request)."""
+
+    tools: tuple[ToolDefinition, ...]
+    instructions: str | None
+    output: OutputSpec | None
+    profile: ModelProfile
+
+
+class Agent(Generic[DepsT, OutputT]):
     """Runs a model in a loop with tools, keeping every thinking block and proof it returns.
 
     `model` is any `Model` (an adapter such as `AnthropicModel`, or `ScriptedModel` in tests).
-    `tools` are plain sync or async functions (or `Tool`s). `history_processors` shape the
+    `tools` are plain sync or async functions (or `Tool`s); a tool whose first parameter is
+    `RunContext[D]` receives the run's context, with the `deps` given to `run`.
+    `instructions` are text or a function of the run's context. `history_processors` shape the
     history sent on each request (never the evidence kept). `max_turns` bounds the model
     requests of one run.
+
+    `output_type` makes the run's output a validated value of that type (a pydantic model, a
+    dataclass, a TypedDict, a primitive or a union; `str`, the default, is the model's text).
+    With `output_mode="auto"` it is asked for natively (the provider's JSON-schema response
+    format) when the model's profile says it can, else through an output tool the model is told
+    to call; `"native"` or `"tool"` choose. Invalid output goes back to the model with the
+    validation errors, at most `output_retries` times.
+
+    ```python
+    agent = Agent(model, output_type=Weather, deps_type=Client, tools=[lookup])
+    result = await agent.run("Weather in Paris?", deps=client)
+    result.output  # a Weather
+    ```
     """
+
+    @overload
+    def __init__(
+        self,
+        model: Model,
+        *,
+        output_type: type[OutputT] = ...,
+        deps_type: type[DepsT] = ...,
+        tools: Iterable[ToolFunction | Tool] = (),
+        instructions: Instructions[DepsT] | None = None,
+        max_turns: int = 25,
+        history_processors: Sequence[HistoryProcessor] = (),
+        usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
+        output_mode: OutputModeSetting = "auto",
+        output_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Agent[Any, Any],
+        model: Model,
+        *,
+        output_type: object,
+        deps_type: object = ...,
+        tools: Iterable[ToolFunction | Tool] = (),
+        instructions: Instructions[Any] | None = None,
+        max_turns: int = 25,
+        history_processors: Sequence[HistoryProcessor] = (),
+        usage_limits: UsageLimits | None = None,
+        model_settings: ModelSettings | None = None,
+        output_mode: OutputModeSetting = "auto",
+        output_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> None: ...
 
     def __init__(
         self,
         model: Model,
         *,
+        output_type: object = str,
+        deps_type: object = type(None),
         tools: Iterable[ToolFunction | Tool] = (),
-        instructions: str | None = None,
+        instructions: Instructions[Any] | None = None,
         max_turns: int = 25,
         history_processors: Sequence[HistoryProcessor] = (),
         usage_limits: UsageLimits | None = None,
         model_settings: ModelSettings | None = None,
+        output_mode: OutputModeSetting = "auto",
+        output_retries: int = DEFAULT_MAX_RETRIES,
     ) -> None:
         if max_turns < 1:
             raise ConfigurationError("max_turns must be at least 1")
-        if instructions is not None and not valid_unicode(instructions):
+        if output_retries < 0:
+            raise ConfigurationError("output_retries cannot be negative")
+        if isinstance(instructions, str) and not valid_unicode(instructions):
             raise ConfigurationError(
                 "the instructions are not valid Unicode (a lone surrogate): they cannot be sent"
             )
+        if not (instructions is None or isinstance(instructions, str) or callable(instructions)):
+            raise ConfigurationError("instructions must be text or a function of the context")
         self.model = model
         self.instructions = instructions
         self.max_turns = max_turns
         self.history_processors = tuple(history_processors)
         self.usage_limits = usage_limits
         self.model_settings: ModelSettings = model_settings or {}
+        if "thinking" in self.model_settings:
+            check_thinking(self.model_settings["thinking"])
+        self.deps_type = deps_type
+        self.output_type = output_type
+        self.output_retries = output_retries
+        self._output: OutputSchema[OutputT] = OutputSchema(output_type)
+        self.output_mode: OutputMode | None = self._resolve_output_mode(output_mode)
         self.tools: dict[str, Tool] = {}
         for item in tools:
             tool = item if isinstance(item, Tool) else Tool(item)
             if tool.name in self.tools:
                 raise ConfigurationError(f"two tools are named {tool.name!r}")
+            if self.output_mode == "tool" and tool.name == self._output.tool_name:
+                raise ConfigurationError(
+                    f"a tool is named {tool.name!r}, the name of the output tool: rename it"
+                )
             self.tools[tool.name] = tool
 
-    async def run(self, prompt: str | None, *, history: Sequence[Message] = ()) -> RunResult:
+    def _resolve_output_mode(self, setting: OutputModeSetting) -> OutputMode | None:
+        if setting not in ("auto", "native", "tool"):
+            raise ConfigurationError(
+                f"output_mode must be 'auto', 'native' or 'tool', not {setting!r}"
+            )
+        if self._output.text:
+            return None
+        native = model_profile(self.model).native_output
+        if setting == "native" and not native:
+            raise ConfigurationError(
+                f"{type(self.model).__name__} does not declare native structured output "
+                "(ModelProfile.native_output): use output_mode='tool' or 'auto'"
+            )
+        if setting == "auto":
+            return "native" if native else "tool"
+        return setting
+
+    async def run(
+        self,
+        prompt: UserPrompt | None = None,
+        *,
+        history: Sequence[Message] = (),
+        deps: DepsT = _NO_DEPS,
+        approvals: Mapping[str, Approval] | None = None,
+    ) -> RunResult[OutputT]:
         """Run to the model's final answer.
 
-        With `prompt=None` the run continues `history` where it stopped: after tool results or
-        an unanswered user turn (it asks the model), or after tool calls with no results yet
-        (it runs them first).
+        `prompt` is text or a sequence of text, `Image`s and `Document`s. With `prompt=None`
+        the run continues `history` where it stopped: after tool results or an unanswered user
+        turn (it asks the model), or after tool calls with no results yet (it runs them first;
+        `approvals` decide the ones awaiting approval). With no prompt and no history, a run
+        with instructions starts from the instructions alone.
         """
-        state = _RunState(list(history))
+        state = _RunState(list(history), deps, approvals or {})
         async with _closing(self._drive(prompt, state, streaming=False)) as events:
             async for _ in events:
                 pass
         assert state.result is not None
         return state.result
 
-    def run_stream(self, prompt: str | None, *, history: Sequence[Message] = ()) -> AgentStream:
+    def run_stream(
+        self,
+        prompt: UserPrompt | None = None,
+        *,
+        history: Sequence[Message] = (),
+        deps: DepsT = _NO_DEPS,
+        approvals: Mapping[str, Approval] | None = None,
+    ) -> AgentStream[OutputT]:
         """Run while streaming: an async context manager and iterator of `AgentEvent`s.
 
         ```python
@@ -148,64 +426,97 @@ class Agent:
         result = stream.result  # equal to what `run` returns for the same responses
         ```
         """
-        state = _RunState(list(history))
+        state = _RunState(list(history), deps, approvals or {})
         return AgentStream(self._drive(prompt, state, streaming=True), state)
 
-    def run_sync(self, prompt: str | None, *, history: Sequence[Message] = ()) -> RunResult:
+    def run_sync(
+        self,
+        prompt: UserPrompt | None = None,
+        *,
+        history: Sequence[Message] = (),
+        deps: DepsT = _NO_DEPS,
+        approvals: Mapping[str, Approval] | None = None,
+    ) -> RunResult[OutputT]:
         """`run` for scripts: runs its own event loop (not callable from inside one)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run(prompt, history=history))
+            return asyncio.run(self.run(prompt, history=history, deps=deps, approvals=approvals))
         raise RuntimeError("run_sync cannot run inside an event loop; use `await agent.run(...)`")
 
     async def _drive(
-        self, prompt: str | None, state: _RunState, *, streaming: bool
+        self, prompt: UserPrompt | None, state: _RunState, *, streaming: bool
     ) -> AsyncIterator[AgentEvent]:
         try:
             pending = self._start(prompt, state)
+            plan = await self._plan(state)
+            output_tool = plan.output.name if plan.output and plan.output.mode == "tool" else None
             turns = 0
             while True:
                 if pending:
-                    for result in await self._run_tools(pending, state):
+                    for result in await self._run_calls(pending, state, output_tool):
                         yield ToolResultEvent(result)
+                    if state.result is not None:  # a final output, or calls await approval
+                        return
                     pending = []
-                request = await self._request(state)
+                    if turns >= self.max_turns:
+                        raise MaxTurnsExceeded(
+                            f"the model gave no final answer in max_turns={self.max_turns} requests"
+                        )
+                request = await self._request(state, plan)
                 if streaming:
                     response = None
+                    partial = _PartialOutputs(self._output, plan.output) if plan.output else None
                     async with _closing(self.model.stream(request)) as stream:
                         async for event in stream:
                             if isinstance(event, ModelResponse):
                                 response = event
-                            else:
-                                yield event
+                                continue
+                            yield event
+                            if isinstance(event, WarningEvent):
+                                state.warnings.append(event)
+                            elif partial is not None:
+                                value = partial.feed(event)
+                                if value is not None:
+                                    yield PartialOutput(value[0])
                     if response is None:
                         raise StreamInterrupted(
                             "the stream ended without a final response",
                             scope=self.model.scope,
                         )
+                    for warning in response.warnings:
+                        if warning not in state.warnings:
+                            state.warnings.append(warning)
                 else:
                     response = await self.model.request(request)
+                    state.warnings.extend(response.warnings)
                 turns += 1
                 state.new_messages.append(response.message)
-                state.usage = state.usage + response.usage + Usage(requests=1)
+                used = response.usage
+                state.input_floor = (
+                    used.input_tokens
+                    if state.usage.requests == 0
+                    else min(state.input_floor, used.input_tokens)
+                )
+                state.usage = state.usage + used + Usage(requests=1)
                 if streaming:
                     yield response
                 if self.usage_limits is not None:
                     self.usage_limits.check(state.usage)
                 pending = response.message.tool_calls
                 if not pending:
-                    break
-                if turns >= self.max_turns:
+                    if self._answer(response.message, state, plan):
+                        break
+                elif turns >= self.max_turns and not (
+                    output_tool and any(call.name == output_tool for call in pending)
+                ):
                     raise MaxTurnsExceeded(
                         f"the model still wanted tools after max_turns={self.max_turns} requests"
                     )
-            state.result = RunResult(
-                output=response.message.text,
-                messages=state.messages,
-                new_messages=list(state.new_messages),
-                usage=state.usage,
-            )
+                if not pending and turns >= self.max_turns:
+                    raise MaxTurnsExceeded(
+                        f"the model gave no valid output in max_turns={self.max_turns} requests"
+                    )
         except ThinkAgentError as exc:
             exc.with_evidence(state.messages, state.usage)
             raise
@@ -217,30 +528,86 @@ class Agent:
             exc.__cause__ = evidence
             raise
 
-    def _start(self, prompt: str | None, state: _RunState) -> list[ToolCall]:
+    def _finish(self, state: _RunState, output: Any) -> None:
+        state.result = RunResult(
+            output,
+            state.messages,
+            list(state.new_messages),
+            state.usage,
+            warnings=state.warnings,
+        )
+
+    def _answer(self, message: Message, state: _RunState, plan: _Plan) -> bool:
+        """Take an answer without tool calls as the output (True), or ask again (False)."""
+        schema = self._output
+        if schema.text or (schema.allows_text and plan.output and plan.output.mode == "tool"):
+            self._finish(state, message.text)
+            return True
+        assert plan.output is not None
+        text = message.text
+        if plan.output.mode == "native":
+            try:
+                output = schema.validate_json(text)
+            except ValidationError as exc:
+                feedback = (
+                    f"Your answer is not valid: {describe_errors(exc, wrapped=schema.wrapped)}. "
+                    "Answer again with JSON that matches the response schema."
+                )
+                self._output_failed(state, feedback, errors_of(exc), text)
+                return False
+            self._finish(state, output)
+            return True
+        feedback = (
+            f"Give your final answer by calling the `{plan.output.name}` tool: a plain text "
+            "answer is not accepted."
+        )
+        errors: list[dict[str, object]] = [
+            {"type": "output_tool_not_called", "loc": [], "msg": feedback}
+        ]
+        self._output_failed(state, feedback, errors, text)
+        return False
+
+    def _output_failed(
+        self, state: _RunState, feedback: str | None, errors: list[dict[str, Any]], output: object
+    ) -> None:
+        """Count a failed attempt at the output; raise when it was the last one allowed, else
+        send `feedback` (when the failure was not already answered as a tool result)."""
+        state.output_failures += 1
+        if state.output_failures > self.output_retries:
+            last = "; ".join(str(e.get("msg", "")) for e in errors)
+            raise OutputValidationFailed(
+                f"the model gave no valid output in {state.output_failures} attempts; "
+                f"last errors: {last}",
+                errors=errors,
+                output=output,
+            )
+        if feedback is not None:
+            state.new_messages.append(Message.user(feedback))
+
+    def _start(self, prompt: UserPrompt | None, state: _RunState) -> list[ToolCall]:
         """Validate the history and work out where the run begins; returns calls to run first."""
         history = state.history
-        validate_history(history)
+        validate_history(history, model_first=self._has_instructions)
         last = history[-1] if history else None
         unanswered = last.tool_calls if last is not None and last.role == "assistant" else []
+        if state.approvals:
+            self._check_approvals(prompt, unanswered, state.approvals, len(history))
         if prompt is not None:
-            if not prompt.strip():
-                raise HistoryError("the prompt is empty", message_index=len(history))
-            if not valid_unicode(prompt):
-                raise HistoryError(
-                    "the prompt is not valid Unicode (a lone surrogate): it cannot be sent",
-                    message_index=len(history),
-                )
+            message = _prompt_message(prompt, len(history))
             if unanswered:
                 raise HistoryError(
                     "the history ends with tool calls that have no results; continue it with "
                     "run(None, history=...) to run them, or repair() it first",
                     message_index=len(history) - 1,
                 )
-            state.new_messages.append(Message.user(prompt))
+            state.new_messages.append(message)
             return []
         if last is None:
-            raise HistoryError("nothing to run: no prompt and an empty history", message_index=0)
+            if self._has_instructions:
+                return []  # a run from instructions alone
+            raise HistoryError(
+                "nothing to run: no prompt, no instructions and an empty history", message_index=0
+            )
         if last.role == "assistant" and not unanswered:
             raise HistoryError(
                 "the history ends with the model's answer; give a prompt to continue",
@@ -248,43 +615,164 @@ class Agent:
             )
         return unanswered
 
-    async def _request(self, state: _RunState) -> ModelRequest:
+    @property
+    def _has_instructions(self) -> bool:
+        return bool(self.instructions) or callable(self.instructions)
+
+    def _check_approvals(
+        self,
+        prompt: UserPrompt | None,
+        unanswered: list[ToolCall],
+        approvals: Mapping[str, Approval],
+        at: int,
+    ) -> None:
+        if prompt is not None:
+            raise ApprovalError("approvals continue a stopped run: call run(None, history=...)")
+        awaiting = {
+            call.id: call
+            for call in unanswered
+            if (tool := self.tools.get(call.name)) is not None and tool.requires_approval
+        }
+        for call_id, decision in approvals.items():
+            if call_id not in awaiting:
+                waiting = ", ".join(repr(i) for i in awaiting) or "none"
+                raise ApprovalError(
+                    f"no call {call_id!r} awaits approval at the end of the history "
+                    f"(messages[{at - 1}]; awaiting: {waiting})"
+                )
+            if not isinstance(decision, bool | ToolDenied):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise ApprovalError(
+                    f"the decision for {call_id!r} must be True, False or ToolDenied(...)"
+                )
+
+    async def _plan(self, state: _RunState) -> _Plan:
+        """What every request of this run shares: tools, instructions, output (ADR 31)."""
+        instructions = self.instructions
+        if instructions is not None and not isinstance(instructions, str):
+            ctx = RunContext(state.deps, state.usage, state.messages, self.model)
+            value = instructions(ctx)
+            if inspect.isawaitable(value):
+                value = await value
+            if not isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise ConfigurationError(
+                    f"the instructions function returned {type(value).__name__}, not text"
+                )
+            if not valid_unicode(value):
+                raise ConfigurationError(
+                    "the instructions are not valid Unicode (a lone surrogate): they cannot be sent"
+                )
+            instructions = value
+        tools = tuple(tool.definition for tool in self.tools.values())
+        output = None
+        if self.output_mode is not None:
+            output = self._output.spec(self.output_mode)
+            extra = self._output.instructions(self.output_mode)
+            instructions = f"{instructions}\n\n{extra}" if instructions else extra
+            if self.output_mode == "tool":
+                tools += (self._output.tool_definition(),)
+        if not instructions and not state.messages:
+            raise HistoryError(
+                "nothing to run: no prompt, no instructions and an empty history", message_index=0
+            )
+        return _Plan(tools, instructions or None, output, model_profile(self.model))
+
+    async def _request(self, state: _RunState, plan: _Plan) -> ModelRequest:
         messages: list[Message] = state.messages
+        if state.media_unchecked:  # before the first request, and after a tool returned media
+            plan.profile.media.check(messages, start=state.media_checked)
+            state.media_unchecked = False
+        state.media_checked = len(messages)
         for processor in self.history_processors:
             processed = processor(list(messages))
             if inspect.isawaitable(processed):
                 processed = await processed
             messages = list(processed)
         if self.history_processors:
-            validate_history(messages)
+            validate_history(messages, model_first=self._has_instructions)
+        if self.usage_limits is not None:
+            floor = 0 if self.history_processors else state.input_floor
+            self.usage_limits.check_before_request(state.usage, next_input=floor)
         return ModelRequest(
             messages=messages,
-            tools=[tool.definition for tool in self.tools.values()],
-            instructions=self.instructions,
+            tools=plan.tools,
+            instructions=plan.instructions,
             settings=self.model_settings,
+            output=plan.output,
         )
 
-    async def _run_tools(self, calls: list[ToolCall], state: _RunState) -> list[ToolResult]:
-        """Run a step's calls concurrently; results are kept in call order."""
-        if len(calls) == 1:  # nothing to run concurrently: spare a task (a hot path)
-            results = [await self._call_tool(calls[0])]
-        else:
-            tasks = [asyncio.ensure_future(self._call_tool(call)) for call in calls]
+    async def _run_calls(
+        self, calls: list[ToolCall], state: _RunState, output_tool: str | None
+    ) -> list[ToolResult]:
+        """Run a step's calls: stop for approvals, validate the output tool's, run the others
+        concurrently. Results are kept in call order, in one user message."""
+        approvals, state.approvals = state.approvals, {}
+        awaiting = [
+            call
+            for call in calls
+            if (tool := self.tools.get(call.name)) is not None
+            and tool.requires_approval
+            and call.id not in approvals
+        ]
+        if awaiting:  # nothing runs until every call of the step can: their results go together
+            state.result = RunResult(
+                _PENDING,
+                state.messages,
+                list(state.new_messages),
+                state.usage,
+                pending_approvals=awaiting,
+                warnings=state.warnings,
+            )
+            return []
+        results: list[ToolResult | None] = [None] * len(calls)
+        to_run: list[tuple[int, ToolCall]] = []
+        for i, call in enumerate(calls):
+            decision = approvals.get(call.id, True)
+            if call.name == output_tool:
+                continue
+            if decision is True:
+                to_run.append((i, call))
+            else:
+                reason = (
+                    decision.reason if isinstance(decision, ToolDenied) else ToolDenied().reason
+                )
+                results[i] = ToolResult(
+                    call_id=call.id, name=call.name, content=reason, is_error=True
+                )
+        if self.usage_limits is not None:
+            self.usage_limits.check_tool_calls(state.tool_calls, len(to_run))
+        state.tool_calls += len(to_run)
+        output_found, output, output_error = self._output_calls(calls, results, output_tool)
+        if len(to_run) == 1:  # nothing to run concurrently: spare a task (a hot path)
+            i, call = to_run[0]
+            results[i] = await self._call_tool(call, state)
+        elif to_run:
+            tasks = [asyncio.ensure_future(self._call_tool(call, state)) for _, call in to_run]
             try:
-                results = await asyncio.gather(*tasks)
+                done = await asyncio.gather(*tasks)
             except BaseException:  # cancelled, or worse: stop the other calls, leave no task
                 for task in tasks:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
-        state.new_messages.append(Message(role="user", parts=tuple(results)))
+            for (i, _), result in zip(to_run, done, strict=True):
+                results[i] = result
+        final = [result for result in results if result is not None]
+        state.new_messages.append(Message(role="user", parts=tuple(final)))
+        if any(result.media for result in final):
+            state.media_unchecked = True
+        if output_found:
+            self._finish(state, output)
+            return final
+        if output_error is not None:
+            errors, attempt = output_error
+            self._output_failed(state, None, errors, attempt)
         # Retries count model turns, not calls: three bad parallel calls to one tool are one
         # failed turn, and the model gets its turn to correct them.
         last_error: dict[str, ToolResult] = {}
-        for result in results:
-            if result.is_error:
+        for result in final:
+            if result.is_error and result.name != output_tool:
                 last_error[result.name] = result
-        for name in {result.name for result in results} - last_error.keys():
+        for name in {result.name for result in final} - last_error.keys():
             state.failures.pop(name, None)
         for name, result in last_error.items():
             failures = state.failures[name] = state.failures.get(name, 0) + 1
@@ -292,9 +780,47 @@ class Agent:
             max_retries = tool.max_retries if tool is not None else DEFAULT_MAX_RETRIES
             if failures > max_retries:
                 raise ToolRetriesExceeded(name, max_retries, result.content_text())
-        return results
+        return final
 
-    async def _call_tool(self, call: ToolCall) -> ToolResult:
+    def _output_calls(
+        self, calls: list[ToolCall], results: list[ToolResult | None], output_tool: str | None
+    ) -> tuple[bool, Any, tuple[list[dict[str, Any]], object] | None]:
+        """Answer the output tool's calls of a step: `(found, output, last error)`."""
+        found, output = False, None
+        error: tuple[list[dict[str, Any]], object] | None = None
+        if output_tool is None:
+            return found, output, error
+        for i, call in enumerate(calls):
+            if call.name != output_tool:
+                continue
+            if found:
+                results[i] = ToolResult(
+                    call_id=call.id, name=call.name, content=_FINAL_RESULT_IGNORED
+                )
+                continue
+            try:
+                output = self._output.validate_object(call.arguments_dict())
+            except ValidationError as exc:
+                text = describe_errors(exc, wrapped=self._output.wrapped)
+                error = (errors_of(exc), call.arguments)
+            except ValueError as exc:  # the arguments are not a JSON object
+                text = str(exc)
+                error = ([{"type": "json_invalid", "loc": [], "msg": text}], call.arguments)
+            else:
+                found = True
+                results[i] = ToolResult(
+                    call_id=call.id, name=call.name, content=_FINAL_RESULT_ACCEPTED
+                )
+                continue
+            results[i] = ToolResult(
+                call_id=call.id,
+                name=call.name,
+                content=f"Invalid final result: {text}. Fix it and call `{output_tool}` again.",
+                is_error=True,
+            )
+        return found, output, None if found else error
+
+    async def _call_tool(self, call: ToolCall, state: _RunState) -> ToolResult:
         def error(text: str) -> ToolResult:
             return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True)
 
@@ -306,11 +832,86 @@ class Agent:
             arguments = call.arguments_dict()
         except ValueError as exc:
             return error(f"Arguments for tool {call.name!r} are not a JSON object: {exc}")
+        ctx = None
+        if tool.takes_context:
+            ctx = RunContext(
+                state.deps,
+                state.usage,
+                state.messages,
+                self.model,
+                tool_name=call.name,
+                tool_call_id=call.id,
+                retry=state.failures.get(call.name, 0),
+            )
         try:
-            content = await tool.call(arguments)
+            value = await tool.invoke(arguments, ctx)
         except Exception as exc:  # any failure goes back to the model as an error result
             return error(describe_failure(tool, exc))
-        return ToolResult(call_id=call.id, name=call.name, content=content)
+        content, media = split_media(value)
+        return ToolResult(call_id=call.id, name=call.name, content=content, media=media)
+
+
+def _prompt_message(prompt: UserPrompt, at: int) -> Message:
+    """The user message for `prompt`; `HistoryError` when it is empty or cannot be sent."""
+    if isinstance(prompt, str):  # the common case, kept short: it is on every run's path
+        if not prompt.strip():
+            raise HistoryError("the prompt is empty", message_index=at)
+        if not valid_unicode(prompt):
+            raise HistoryError(
+                "the prompt is not valid Unicode (a lone surrogate): it cannot be sent",
+                message_index=at,
+            )
+        return Message(role="user", parts=(TextPart(text=prompt),))
+    try:
+        message = Message.user(prompt)
+    except (TypeError, ValueError) as exc:
+        raise HistoryError(f"the prompt cannot be sent: {exc}", message_index=at) from exc
+    texts = [p.text for p in message.parts if isinstance(p, TextPart)]
+    if len(texts) < len(message.parts):  # media: not empty, whatever the text
+        texts.append("media")
+    if not any(text.strip() for text in texts):
+        raise HistoryError("the prompt is empty", message_index=at)
+    if not all(valid_unicode(text) for text in texts):
+        raise HistoryError(
+            "the prompt is not valid Unicode (a lone surrogate): it cannot be sent",
+            message_index=at,
+        )
+    return message
+
+
+class _PartialOutputs:
+    """Follows the output's JSON through a response's deltas and validates it as it grows."""
+
+    __slots__ = ("_chunks", "_index", "_last", "_schema", "_tool")
+
+    def __init__(self, schema: OutputSchema[Any], spec: OutputSpec) -> None:
+        self._schema = schema
+        self._tool = spec.name if spec.mode == "tool" else None
+        self._index: int | None = None  # the output tool call's part, once its name arrived
+        self._chunks: list[str] = []
+        self._last: tuple[bool, Any] = (False, None)
+
+    def feed(self, delta: ModelDelta) -> tuple[Any] | None:
+        """The new partial output this delta gives, as a 1-tuple, or None."""
+        if self._tool is None:
+            if not isinstance(delta, TextDelta) or not delta.text:
+                return None
+            self._chunks.append(delta.text)
+        else:
+            if not isinstance(delta, ToolCallDelta):
+                return None
+            if delta.name is not None:
+                if delta.name != self._tool or self._index is not None:
+                    return None
+                self._index = delta.index
+            if delta.index != self._index or not delta.args_fragment:
+                return None
+            self._chunks.append(delta.args_fragment)
+        valid, value = self._schema.partial("".join(self._chunks))
+        if not valid or (self._last[0] and self._last[1] == value):
+            return None
+        self._last = (True, value)
+        return (value,)
 
 
 @asynccontextmanager
@@ -324,7 +925,7 @@ async def _closing(iterator: AsyncIterator[_T]) -> AsyncGenerator[AsyncIterator[
             await aclose()
 
 
-class AgentStream:
+class AgentStream(Generic[OutputT]):
     """A streamed run: iterate it for `AgentEvent`s, then read `result`.
 
     Use it as an async context manager so leaving early closes the model's stream.
@@ -334,7 +935,7 @@ class AgentStream:
         self._events = events
         self._state = state
 
-    async def __aenter__(self) -> AgentStream:
+    async def __aenter__(self) -> AgentStream[OutputT]:
         return self
 
     async def __aexit__(
@@ -366,7 +967,7 @@ class AgentStream:
         return self._state.usage
 
     @property
-    def result(self) -> RunResult:
+    def result(self) -> RunResult[OutputT]:
         """The run's result; available once the stream has been iterated to its end."""
         if self._state.result is None:
             raise RuntimeError("the run has not finished: iterate the stream to its end first")

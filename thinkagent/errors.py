@@ -13,9 +13,12 @@ if TYPE_CHECKING:
     from .messages import Message, Usage
 
 __all__ = [
+    "ApprovalError",
     "ConfigurationError",
+    "FallbackExhausted",
     "HistoryError",
     "MaxTurnsExceeded",
+    "OutputValidationFailed",
     "ProviderError",
     "RunCancelled",
     "StreamInterrupted",
@@ -108,6 +111,46 @@ class StreamInterrupted(ProviderError):
     def __init__(self, message: str, *, scope: str, partial: Message | None = None) -> None:
         super().__init__(message, scope=scope, retryable=True)
         self.partial = partial
+
+
+class FallbackExhausted(ProviderError):
+    """Every model of a `FallbackModel` failed the request.
+
+    `errors` holds each model's error in order; the scope, status, message and `retryable` are
+    the last one's (the vendor exception of each is chained on its own error).
+    """
+
+    def __init__(self, errors: Sequence[ProviderError]) -> None:
+        last = errors[-1]
+        super().__init__(
+            f"all {len(errors)} models failed; last: {last.message}",
+            scope=last.scope,
+            status=last.status,
+            retryable=last.retryable,
+            error_type=last.error_type,
+        )
+        self.errors = list(errors)
+
+
+class OutputValidationFailed(ThinkAgentError):
+    """The model did not give a valid structured output within the run's `output_retries`.
+
+    `errors` are pydantic's errors for the last attempt (JSON data: `loc`, `msg`, `type`...),
+    `output` the last attempt itself (the output tool's arguments or the answer's text). The
+    evidence (`messages`, `usage`) holds every attempt and the feedback the model got.
+    """
+
+    def __init__(self, message: str, *, errors: list[dict[str, object]], output: object) -> None:
+        super().__init__(message)
+        self.errors = errors
+        self.output = output
+
+
+class ApprovalError(ThinkAgentError, ValueError):
+    """`approvals` given to a run do not match the calls awaiting approval in its history.
+
+    Raised before any request is sent or any tool runs.
+    """
 
 
 class ToolError(ThinkAgentError):

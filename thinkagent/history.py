@@ -14,6 +14,8 @@ from typing import Literal
 
 from .errors import HistoryError
 from .messages import (
+    Document,
+    Image,
     Message,
     Part,
     TextPart,
@@ -44,12 +46,13 @@ send its visible text as plain text (redacted payloads are always dropped)."""
 INTERRUPTED_RESULT = "The tool call was interrupted before it returned a result."
 
 
-def validate_history(messages: Sequence[Message]) -> None:
+def validate_history(messages: Sequence[Message], *, model_first: bool = False) -> None:
     """Raise `HistoryError` naming the first message (and part) that makes `messages` unsendable.
 
-    Checks: the conversation starts with a user message and no two assistant messages follow
-    each other; thinking and tool calls appear only on assistant messages and tool results only
-    on user messages; every thinking block is valid; every tool result answers a call of the
+    Checks: the conversation starts with a user message (or, with `model_first`, may open with
+    the model's: a run started from instructions alone) and no two assistant messages follow
+    each other; thinking and tool calls appear only on assistant messages, tool results, images
+    and documents only on user messages; every thinking block is valid; every tool result answers a call of the
     assistant message before it, once; every tool call is answered in the user message right
     after it, which Chat Completions-style APIs require (only the last message, an assistant
     message, may still have calls pending).
@@ -60,7 +63,7 @@ def validate_history(messages: Sequence[Message]) -> None:
     for i, message in enumerate(messages):
         if not isinstance(message, Message):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise HistoryError(f"expected a Message, got {type(message).__name__}", message_index=i)
-        if i == 0 and message.role != "user":
+        if i == 0 and message.role != "user" and not model_first:
             raise HistoryError(
                 "roles out of order: a conversation starts with a user message", message_index=0
             )
@@ -133,6 +136,13 @@ def _check_part(
                 part_index=j,
             )
         answered.add(part.call_id)
+    elif isinstance(part, Image | Document) and message.role != "user":
+        raise HistoryError(
+            f"{'an image' if part.kind == 'image' else 'a document'} on an assistant message: "
+            "only user messages carry media",
+            message_index=i,
+            part_index=j,
+        )
 
 
 def repair(messages: Sequence[Message]) -> list[Message]:

@@ -8,17 +8,23 @@ Provider data with no shared meaning stays beside the shared fields in `provider
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import mimetypes
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     AliasChoices,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
     NonNegativeInt,
+    PlainSerializer,
     TypeAdapter,
     ValidationError,
     model_validator,
@@ -28,7 +34,10 @@ from pydantic_core import PydanticSerializationError
 from .errors import HistoryError
 
 __all__ = [
+    "Document",
     "FinishReason",
+    "Image",
+    "Media",
     "Message",
     "Part",
     "TextPart",
@@ -36,6 +45,8 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "Usage",
+    "UserContent",
+    "UserPrompt",
     "dump_messages",
     "load_messages",
 ]
@@ -163,13 +174,127 @@ class ToolCall(_Frozen):
         return dict(parsed)  # pyright: ignore[reportUnknownArgumentType]
 
 
+def _base64_bytes(value: Any) -> Any:
+    """Bytes as they are; text as standard base64 (how JSON holds bytes)."""
+    if isinstance(value, str):
+        try:
+            return base64.b64decode(value, validate=True)
+        except binascii.Error as exc:
+            raise ValueError(f"not standard base64: {exc}") from None
+    return value
+
+
+Base64Bytes = Annotated[
+    bytes,
+    BeforeValidator(_base64_bytes),
+    PlainSerializer(lambda data: base64.b64encode(data).decode("ascii"), when_used="json"),
+]
+"""Bytes kept exactly; written to JSON as standard base64 and read back to the same bytes."""
+
+
+def _media_problem(part: Image | Document) -> str | None:
+    if (part.data is None) == (part.url is None):
+        return "give exactly one of data (bytes) or url"
+    if part.data is not None and part.media_type is None:
+        return "bytes need their media_type (such as 'image/png')"
+    if part.media_type is not None and "/" not in part.media_type:
+        return f"{part.media_type!r} is not a media type (such as 'image/png')"
+    return None
+
+
+class Image(_Frozen):
+    """An image: `data` (bytes, with its `media_type` such as `"image/png"`) or a `url`.
+
+    Usable in a prompt (`agent.run(["What is this?", Image(data=png, media_type="image/png")])`)
+    and returned by tools. In JSON the bytes are standard base64 and load back byte for byte.
+    """
+
+    kind: Literal["image"] = "image"
+    data: Base64Bytes | None = None
+    url: str | None = None
+    media_type: str | None = None
+    provider_details: ProviderDetails | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Image:
+        problem = _media_problem(self)
+        if (
+            problem is None
+            and self.media_type is not None
+            and not self.media_type.startswith("image/")
+        ):
+            problem = f"an image needs an image/* media type, got {self.media_type!r}"
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+    @classmethod
+    def from_file(cls, path: str | Path, media_type: str | None = None) -> Image:
+        """The image in the file at `path` (its media type guessed from the name if not given)."""
+        data, guessed = _read(path, media_type)
+        return cls(data=data, media_type=guessed)
+
+
+class Document(_Frozen):
+    """A document (a PDF, plain text...): `data` with its `media_type`, or a `url`.
+
+    `name` is an optional title some providers show the model. Usable in a prompt and returned
+    by tools, like `Image`.
+    """
+
+    kind: Literal["document"] = "document"
+    data: Base64Bytes | None = None
+    url: str | None = None
+    media_type: str | None = None
+    name: str | None = None
+    provider_details: ProviderDetails | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Document:
+        problem = _media_problem(self)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+    @classmethod
+    def from_file(cls, path: str | Path, media_type: str | None = None) -> Document:
+        """The document in the file at `path`, named after it (media type guessed if not given)."""
+        data, guessed = _read(path, media_type)
+        return cls(data=data, media_type=guessed, name=Path(path).name)
+
+
+def _read(path: str | Path, media_type: str | None) -> tuple[bytes, str]:
+    media_type = media_type or mimetypes.guess_type(str(path))[0]
+    if media_type is None:
+        raise ValueError(f"cannot tell the media type of {str(path)!r}: give media_type=")
+    return Path(path).read_bytes(), media_type
+
+
+Media = Image | Document
+"""An image or a document."""
+
+UserContent = str | Image | Document
+"""One piece of a prompt."""
+
+UserPrompt = str | Sequence[UserContent]
+"""What `Agent.run` takes: text, or a sequence of text, images and documents."""
+
+
 class ToolResult(_Frozen):
-    """The outcome of a tool call, sent back on the next user turn."""
+    """The outcome of a tool call, sent back on the next user turn.
+
+    `content` is the tool's JSON result; `media` holds the images and documents it returned
+    (a tool that returns an `Image`, or a list with some), in order. Adapters send them the way
+    their API carries media in a tool result.
+    """
 
     kind: Literal["tool_result"] = "tool_result"
     call_id: str
     name: str
     content: JsonValue = None
+    media: tuple[Annotated[Image | Document, Field(discriminator="kind")], ...] = Field(
+        default=(), exclude_if=lambda media: not media
+    )
     is_error: bool = Field(default=False, exclude_if=_is_false)
     provider_details: ProviderDetails | None = None
 
@@ -180,7 +305,10 @@ class ToolResult(_Frozen):
         return json.dumps(self.content, ensure_ascii=False)
 
 
-Part = Annotated[TextPart | ThinkingBlock | ToolCall | ToolResult, Field(discriminator="kind")]
+Part = Annotated[
+    TextPart | ThinkingBlock | ToolCall | ToolResult | Image | Document,
+    Field(discriminator="kind"),
+]
 """Any part of a message."""
 
 
@@ -238,9 +366,21 @@ class Message(_Frozen):
     provider_details: ProviderDetails | None = None
 
     @classmethod
-    def user(cls, text: str) -> Message:
-        """A user prompt."""
-        return cls(role="user", parts=(TextPart(text=text),))
+    def user(cls, content: UserPrompt) -> Message:
+        """A user prompt: text, or a sequence of text, images and documents (in that order)."""
+        if isinstance(content, str):
+            return cls(role="user", parts=(TextPart(text=content),))
+        parts: list[Part] = []
+        for item in content:
+            if isinstance(item, str):
+                parts.append(TextPart(text=item))
+            elif isinstance(item, Image | Document):  # pyright: ignore[reportUnnecessaryIsInstance]
+                parts.append(item)
+            else:
+                raise TypeError(
+                    f"a prompt holds text, Image and Document, not {type(item).__name__}"
+                )
+        return cls(role="user", parts=tuple(parts))
 
     @classmethod
     def user_results(cls, results: Iterable[ToolResult]) -> Message:
@@ -264,6 +404,11 @@ class Message(_Frozen):
     @property
     def tool_results(self) -> list[ToolResult]:
         return [p for p in self.parts if isinstance(p, ToolResult)]
+
+    @property
+    def media(self) -> list[Image | Document]:
+        """The images and documents of a prompt, in order."""
+        return [p for p in self.parts if isinstance(p, Image | Document)]
 
 
 _MESSAGES = TypeAdapter(list[Message])

@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Generic
 
 from pydantic import JsonValue
+from typing_extensions import TypeVar
 
 from .messages import (
     FinishReason,
@@ -30,12 +32,16 @@ from .messages import (
 __all__ = [
     "MessageAssembler",
     "ModelDelta",
+    "PartialOutput",
     "StreamBuilder",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallDelta",
     "ToolResultEvent",
+    "WarningEvent",
 ]
+
+OutputT = TypeVar("OutputT", default=str)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +92,34 @@ class ToolResultEvent:
     """A tool finished during an agent run (results arrive in call order)."""
 
     result: ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class WarningEvent:
+    """Something an adapter adjusted to send a request, said rather than done silently.
+
+    `code` is stable (`thinking_clamped`: the thinking level was moved to one the model takes;
+    `thinking_not_disabled`: the model thinks whatever is asked), `message` says it in words,
+    `scope` is the endpoint it concerns. A stream yields it before the response's deltas; a
+    non-streamed response carries it in `ModelResponse.warnings`; a run collects them all in
+    `RunResult.warnings`.
+    """
+
+    code: str
+    message: str
+    scope: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartialOutput(Generic[OutputT]):
+    """The structured output so far, while its JSON streams (only runs with an `output_type`).
+
+    Yielded each time the JSON that has arrived validates as the output type and gives a new
+    value: once every required field has arrived; the last string, number or list may still be
+    cut short. The final, complete value is `RunResult.output`.
+    """
+
+    output: OutputT
 
 
 @dataclass(slots=True)

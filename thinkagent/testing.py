@@ -22,8 +22,21 @@ from dataclasses import dataclass
 
 from .errors import ConfigurationError, StreamInterrupted, ThinkAgentError
 from .messages import Message, TextPart, ThinkingBlock, ToolCall, ToolResult
-from .providers.base import ModelRequest, ModelResponse, ModelStreamEvent
-from .stream import MessageAssembler, ModelDelta, TextDelta, ThinkingDelta, ToolCallDelta
+from .providers.base import (
+    MediaSupport,
+    ModelProfile,
+    ModelRequest,
+    ModelResponse,
+    ModelStreamEvent,
+)
+from .stream import (
+    MessageAssembler,
+    ModelDelta,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    WarningEvent,
+)
 
 __all__ = ["ScriptItem", "ScriptedModel", "ScriptedResponse", "deltas_for"]
 
@@ -34,11 +47,14 @@ class ScriptedResponse:
 
     `deltas` replaces the deltas derived from `message`; `interrupt_after` cuts the stream
     after that many deltas (it then raises `StreamInterrupted`, as a dropped connection does).
+    `warnings` are returned with the response, and streamed before its deltas, as an adapter
+    does with what it adjusted (a clamped thinking level).
     """
 
     message: Message
     deltas: Sequence[ModelDelta] | None = None
     interrupt_after: int | None = None
+    warnings: Sequence[WarningEvent] = ()
 
 
 ScriptItem = Message | ScriptedResponse | BaseException | Callable[[ModelRequest], "ScriptItem"]
@@ -50,6 +66,9 @@ class ScriptedModel:
     """A `Model` that answers from a script and records every request it receives.
 
     Messages without provenance are tagged with this model's `scope` and `model_name`.
+    `profile` is what it declares it can do: by default any media and no native structured
+    output (so an agent with an `output_type` uses its output tool; pass
+    `ModelProfile(native_output=True, ...)` to test the native path).
     """
 
     def __init__(
@@ -59,11 +78,13 @@ class ScriptedModel:
         model_name: str = "scripted-model",
         scope: str = "scripted",
         chunk_size: int = 8,
+        profile: ModelProfile | None = None,
     ) -> None:
         self._script = list(script)
         self._model_name = model_name
         self._scope = scope
         self._chunk_size = chunk_size
+        self.profile = profile or ModelProfile(media=MediaSupport.everything())
         self.requests: list[ModelRequest] = []
 
     @property
@@ -80,7 +101,8 @@ class ScriptedModel:
         return len(self._script)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        return ModelResponse(self._next(request).message)
+        scripted = self._next(request)
+        return ModelResponse(scripted.message, tuple(scripted.warnings))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         scripted = self._next(request)
@@ -91,6 +113,8 @@ class ScriptedModel:
         json_arguments = not any(isinstance(c.arguments, str) for c in message.tool_calls)
         assembler = MessageAssembler(json_arguments=json_arguments)
         cut = scripted.interrupt_after
+        for warning in scripted.warnings:
+            yield warning
         for n, delta in enumerate(deltas):
             if n == cut:
                 break
@@ -111,7 +135,8 @@ class ScriptedModel:
                 finish_reason=message.finish_reason,
                 id=message.id,
                 provider_details=message.provider_details,
-            )
+            ),
+            tuple(scripted.warnings),
         )
 
     def _next(self, request: ModelRequest) -> ScriptedResponse:
@@ -136,7 +161,9 @@ class ScriptedModel:
                     "model": message.model or self._model_name,
                 }
             )
-        return ScriptedResponse(message, scripted.deltas, scripted.interrupt_after)
+        return ScriptedResponse(
+            message, scripted.deltas, scripted.interrupt_after, scripted.warnings
+        )
 
 
 def deltas_for(message: Message, chunk_size: int = 8) -> list[ModelDelta]:

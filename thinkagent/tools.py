@@ -12,7 +12,7 @@ import math
 import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast
+from typing import Any, cast, get_origin
 
 import pydantic_core
 from pydantic import (
@@ -25,7 +25,10 @@ from pydantic import (
     create_model,
 )
 
+from .context import RunContext
 from .errors import ToolError
+from .messages import Document, Image
+from .output import without_titles
 from .providers.base import ToolDefinition
 
 __all__ = ["TOOL_THREADS", "Tool", "ToolFunction", "ToolThreads", "ToolTimedOut"]
@@ -35,7 +38,8 @@ DEFAULT_MAX_RETRIES = 2
 the run stops."""
 
 ToolFunction = Callable[..., Any]
-"""A plain sync or async function; its parameters become the tool's arguments."""
+"""A plain sync or async function; its parameters become the tool's arguments (a first
+parameter annotated `RunContext[D]` receives the run's context instead)."""
 
 _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?)\s*:?\s*$")
 _GOOGLE_PARAM = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
@@ -50,6 +54,13 @@ class Tool:
     Invalid arguments, a raised exception or a timeout go back to the model as an error result;
     after `max_retries` model turns in a row in which it failed the run stops with
     `ToolRetriesExceeded` (failed parallel calls of one turn count once).
+
+    A first parameter annotated `RunContext[D]` receives the run's context (deps, usage,
+    messages, the call's id, the retry count) and is left out of the schema. With
+    `requires_approval=True` a call is not run until it is approved: the run ends with the
+    call on `RunResult.pending_approvals`, and `agent.run(None, history=..., approvals=...)`
+    runs or denies it. A tool may return an `Image` or a `Document`, or a list holding some:
+    they go back to the model as the result's `media`.
     """
 
     def __init__(
@@ -60,6 +71,7 @@ class Tool:
         description: str | None = None,
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: float | None = None,
+        requires_approval: bool = False,
     ) -> None:
         if max_retries < 0:
             raise ToolError("max_retries cannot be negative")
@@ -73,8 +85,43 @@ class Tool:
         self.description = description if description is not None else summary
         self.max_retries = max_retries
         self.timeout = timeout
-        self._arguments_model = _arguments_model(function, self.name, param_docs)
+        self.requires_approval = requires_approval
+        self._arguments_model, self.takes_context = _arguments_model(
+            function, self.name, param_docs
+        )
         self._is_async = inspect.iscoroutinefunction(function)
+        self._schema: dict[str, Any] | None = None
+
+    @classmethod
+    def from_schema(
+        cls,
+        function: Callable[[dict[str, Any]], Awaitable[Any]],
+        *,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float | None = None,
+        requires_approval: bool = False,
+    ) -> Tool:
+        """A tool defined by its JSON schema rather than by a signature (an MCP server's tools).
+
+        `function` is an async function of the arguments object, which is passed as the model
+        sent it: whoever serves the tool validates it against `parameters`.
+        """
+        if max_retries < 0:
+            raise ToolError("max_retries cannot be negative")
+        tool = cls.__new__(cls)
+        tool.function = function
+        tool.name = name
+        tool.description = description
+        tool.max_retries = max_retries
+        tool.timeout = timeout
+        tool.requires_approval = requires_approval
+        tool.takes_context = False
+        tool._is_async = True
+        tool._schema = parameters
+        return tool
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"
@@ -82,28 +129,51 @@ class Tool:
     @functools.cached_property
     def definition(self) -> ToolDefinition:
         """The tool as the model sees it."""
-        schema = self._arguments_model.model_json_schema()
-        return ToolDefinition(
-            name=self.name, description=self.description, parameters=_without_titles(schema)
-        )
+        if self._schema is not None:
+            schema = self._schema
+        else:
+            schema = without_titles(self._arguments_model.model_json_schema())
+        return ToolDefinition(name=self.name, description=self.description, parameters=schema)
 
     def validate_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The validated keyword arguments; raises pydantic's `ValidationError` when invalid."""
+        if self._schema is not None:
+            return dict(arguments)
         validated = self._arguments_model.model_validate(dict(arguments))
         return {name: getattr(validated, name) for name in type(validated).model_fields}
 
-    async def call(self, arguments: Mapping[str, Any]) -> JsonValue:
-        """Validate `arguments`, run the function (sync ones on `TOOL_THREADS`), with the timeout.
+    async def call(
+        self, arguments: Mapping[str, Any], ctx: RunContext[Any] | None = None
+    ) -> JsonValue:
+        """Validate `arguments`, run the function (sync ones on `TOOL_THREADS`), with the timeout;
+        the result as JSON data. `ctx` is passed first to a tool that takes the run's context.
 
         Raises `ToolTimedOut` when the tool runs past `timeout` (a `TimeoutError` the tool raises
         itself propagates as it is)."""
+        return _jsonable(await self.invoke(arguments, ctx))
+
+    async def invoke(self, arguments: Mapping[str, Any], ctx: RunContext[Any] | None = None) -> Any:
+        """`call`, returning what the function returned as it is (images included)."""
         kwargs = self.validate_arguments(arguments)
+        if self._schema is not None:  # `from_schema`: the function takes the object itself
+            return await self._limited(cast("Awaitable[Any]", self.function(kwargs)))
+        args: tuple[Any, ...] = ()
+        if self.takes_context:
+            if ctx is None:
+                raise ToolError(f"tool {self.name!r} takes the run's context: pass ctx")
+            args = (ctx,)
         if self._is_async:
-            call: Awaitable[Any] = self.function(**kwargs)
+            call: Awaitable[Any] = self.function(*args, **kwargs)
         else:
-            call = TOOL_THREADS.run(self.name, functools.partial(self.function, **kwargs))
+            call = TOOL_THREADS.run(self.name, functools.partial(self.function, *args, **kwargs))
+        if self.timeout is None:  # no extra frame on the common path
+            return await call
+        return await self._limited(call)
+
+    async def _limited(self, call: Awaitable[Any]) -> Any:
+        """`call` awaited within the tool's timeout."""
         if self.timeout is None:
-            return _jsonable(await call)
+            return await call
         task = asyncio.ensure_future(call)
         try:
             done, _ = await asyncio.wait({task}, timeout=self.timeout)
@@ -113,7 +183,7 @@ class Tool:
                 await asyncio.gather(task, return_exceptions=True)
         if not done:
             raise ToolTimedOut(self.timeout)
-        return _jsonable(task.result())
+        return task.result()
 
 
 class ToolThreads:
@@ -179,6 +249,25 @@ class ToolTimedOut(TimeoutError):
         self.timeout = timeout
 
 
+_MEDIA = (Image, Document)
+
+
+def split_media(value: Any) -> tuple[JsonValue, tuple[Image | Document, ...]]:
+    """A tool's return value as a result's `content` and `media`: an `Image` or `Document`, or
+    those in a returned list or tuple, become media; the rest is the content (one item as it
+    is, several as a list, none as None)."""
+    if isinstance(value, _MEDIA):
+        return None, (value,)
+    if isinstance(value, list | tuple):
+        items = cast("list[Any] | tuple[Any, ...]", value)
+        media = tuple(item for item in items if isinstance(item, _MEDIA))
+        if media:
+            rest = [item for item in items if not isinstance(item, _MEDIA)]
+            content = rest[0] if len(rest) == 1 else (rest or None)
+            return _jsonable(content), media
+    return _jsonable(value), ()
+
+
 def _jsonable(value: Any) -> JsonValue:
     """The tool's result as JSON data, mended so the run can always be persisted: text that
     cannot be encoded (lone surrogates) gets "?" in their place, NaN and infinities become the strings
@@ -218,14 +307,26 @@ def describe_failure(tool: Tool, exc: BaseException) -> str:
 
 def _arguments_model(
     function: ToolFunction, tool_name: str, param_docs: dict[str, str]
-) -> type[BaseModel]:
+) -> tuple[type[BaseModel], bool]:
+    """The model that validates a tool's arguments, and whether its first parameter takes the
+    run's context (then left out of the model)."""
     try:
         signature = inspect.signature(function)
         hints = _parameter_hints(function)
     except (TypeError, ValueError, NameError, SyntaxError) as exc:
         raise ToolError(f"cannot read the signature of tool {tool_name!r}: {exc}") from exc
     fields: dict[str, Any] = {}
-    for param in signature.parameters.values():
+    takes_context = False
+    for position, param in enumerate(signature.parameters.values()):
+        hint = hints.get(param.name, Any)
+        if hint is RunContext or get_origin(hint) is RunContext:
+            if position != 0 or param.kind is param.KEYWORD_ONLY:
+                raise ToolError(
+                    f"tool {tool_name!r}: parameter {param.name!r} is a RunContext, which only "
+                    "the first parameter may be"
+                )
+            takes_context = True
+            continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
             raise ToolError(
                 f"tool {tool_name!r}: parameter {param.name!r} must be a plain or keyword "
@@ -243,13 +344,14 @@ def _arguments_model(
             Field(default=default, description=param_docs.get(param.name)),
         )
     try:
-        return create_model(
+        model = create_model(
             f"{tool_name}_arguments",
             __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
             **fields,
         )
     except PydanticUserError as exc:  # a parameter type pydantic cannot validate
         raise ToolError(f"tool {tool_name!r}: {exc.message}") from exc
+    return model, takes_context
 
 
 def _unwrap(function: ToolFunction) -> ToolFunction:
@@ -297,16 +399,3 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
         elif section in ("args", "arguments", "parameters", "sphinx") and current and line.strip():
             params[current] = f"{params[current]} {line.strip()}"
     return "\n".join(summary).strip(), params
-
-
-def _without_titles(schema: Any) -> Any:
-    """Drop pydantic's generated `title` keys: they only add tokens to every request."""
-    if isinstance(schema, dict):
-        return {
-            k: _without_titles(v)
-            for k, v in cast(dict[str, Any], schema).items()
-            if not (k == "title" and isinstance(v, str))
-        }
-    if isinstance(schema, list):
-        return [_without_titles(v) for v in cast(list[Any], schema)]
-    return schema

@@ -1,0 +1,161 @@
+"""`FallbackModel`: one request, tried on each of an ordered list of models until one answers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+
+from .errors import ConfigurationError, FallbackExhausted, ProviderError
+from .providers.base import (
+    MediaSupport,
+    Model,
+    ModelProfile,
+    ModelRequest,
+    ModelResponse,
+    ModelStreamEvent,
+    model_profile,
+)
+from .stream import WarningEvent
+
+__all__ = ["FallbackModel", "FallbackPolicy"]
+
+FallbackPolicy = Callable[[Exception], bool]
+"""Whether an error one model raised sends the request on to the next."""
+
+
+def retryable(error: Exception) -> bool:
+    """The default policy: a `ProviderError` that says the same request may succeed later
+    (overloaded, rate limited, a 5xx, a dropped connection)."""
+    return isinstance(error, ProviderError) and error.retryable
+
+
+class FallbackModel:
+    """A `Model` that sends each request to its first model, and on an error that `fallback_on`
+    accepts (by default a retryable `ProviderError`) to the next, in order.
+
+    Each model gets the whole conversation, and each adapter replays it under its own scope's
+    policy: a proof another scope issued is never sent to it as if it were its own. The message
+    a model returns records its own `scope` and `model`, so the evidence says which model
+    answered each turn. Streamed, a request moves on only before the first delta has been
+    yielded; once the answer has started to arrive, an error is the run's. When every model
+    fails, `FallbackExhausted` holds each model's error.
+
+    `fallback_on` is a predicate on the error, or the exception types that move the request on
+    (in addition to nothing else: give `ProviderError` to move on after any provider error).
+
+    ```python
+    model = FallbackModel(AnthropicModel("claude-sonnet-4-5"), BedrockModel("anthropic.claude-..."))
+    ```
+    """
+
+    def __init__(
+        self,
+        *models: Model,
+        fallback_on: FallbackPolicy | Sequence[type[Exception]] = retryable,
+    ) -> None:
+        if not models:
+            raise ConfigurationError("FallbackModel needs at least one model")
+        self.models: tuple[Model, ...] = models
+        if callable(fallback_on):
+            self._fallback_on: FallbackPolicy = fallback_on
+        else:
+            kinds = tuple(fallback_on)
+            self._fallback_on = lambda error: isinstance(error, kinds)
+        self.profile = _common_profile([model_profile(model) for model in models])
+
+    @property
+    def model_name(self) -> str:
+        """The first model's name (each message records the model that actually answered)."""
+        return self.models[0].model_name
+
+    @property
+    def scope(self) -> str:
+        """The first model's scope (each message records the scope that actually answered)."""
+        return self.models[0].scope
+
+    def __repr__(self) -> str:
+        return f"FallbackModel({', '.join(repr(model) for model in self.models)})"
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        errors: list[ProviderError] = []
+        for model in self.models:
+            try:
+                return await model.request(request)
+            except Exception as exc:
+                self._move_on(exc, errors, model)
+        raise self._exhausted(errors)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        errors: list[ProviderError] = []
+        for model in self.models:
+            events = model.stream(request)
+            held: list[ModelStreamEvent] = []  # warnings, until the answer starts to arrive
+            try:
+                async for event in events:
+                    held.append(event)
+                    if not isinstance(event, WarningEvent):
+                        break
+                else:
+                    raise ProviderError(
+                        "the stream ended without a response", scope=model.scope, retryable=True
+                    )
+            except Exception as exc:
+                await _close(events)
+                self._move_on(exc, errors, model)
+                continue
+            try:
+                for event in held:
+                    yield event
+                async for event in events:
+                    yield event
+            finally:
+                await _close(events)
+            return
+        raise self._exhausted(errors)
+
+    def _move_on(self, error: Exception, errors: list[ProviderError], model: Model) -> None:
+        """Return when the request goes on to the next model; raise `error` otherwise."""
+        if not self._fallback_on(error):
+            raise error
+        if not isinstance(error, ProviderError):
+            wrapped = ProviderError(f"{type(error).__name__}: {error}", scope=model.scope)
+            wrapped.__cause__ = error
+            error = wrapped
+        errors.append(error)
+
+    @staticmethod
+    def _exhausted(errors: list[ProviderError]) -> ProviderError:
+        """The error of a request every model failed: a single model's own, else all of them."""
+        if len(errors) == 1:
+            return errors[0]
+        exhausted = FallbackExhausted(errors)
+        exhausted.__cause__ = errors[-1]
+        return exhausted
+
+
+async def _close(events: AsyncIterator[ModelStreamEvent]) -> None:
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+def _common_profile(profiles: list[ModelProfile]) -> ModelProfile:
+    """What every model can do: a request may go to any of them."""
+    media = [profile.media for profile in profiles]
+    # A pattern one model takes stays when every other model takes it too ("image/png" stays
+    # beside "image/*"; "image/*" beside "image/png" does not).
+    types = frozenset(
+        pattern
+        for support in media
+        for pattern in support.types
+        if all(other.accepts(pattern) for other in media)
+    )
+    limits = [m.max_bytes for m in media if m.max_bytes is not None]
+    return ModelProfile(
+        native_output=all(profile.native_output for profile in profiles),
+        media=MediaSupport(
+            types=types,
+            urls=all(m.urls for m in media),
+            max_bytes=min(limits) if limits else None,
+            in_tool_results=all(m.in_tool_results for m in media),
+        ),
+    )
