@@ -60,7 +60,9 @@ from .providers.base import (
 )
 from .stream import (
     MessageAssembler,
+    PartEnd,
     PartialOutput,
+    StreamBuilder,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
@@ -99,11 +101,13 @@ __all__ = [
     "OutputSpec",
     "OutputValidationFailed",
     "Part",
+    "PartEnd",
     "PartialOutput",
     "ProviderError",
     "RunCancelled",
     "RunContext",
     "RunResult",
+    "StreamBuilder",
     "StreamInterrupted",
     "TextDelta",
     "TextPart",

@@ -64,6 +64,7 @@ from .providers.base import (
 )
 from .stream import (
     ModelDelta,
+    PartEnd,
     PartialOutput,
     TextDelta,
     ToolCallDelta,
@@ -85,8 +86,11 @@ __all__ = [
 _T = TypeVar("_T")
 OutputT = TypeVar("OutputT", default=str)
 
-AgentEvent = ModelDelta | WarningEvent | ModelResponse | ToolResultEvent | PartialOutput[Any]
-"""What `Agent.run_stream` yields: the model's deltas (and the warnings its adapter gives),
+AgentEvent = (
+    ModelDelta | PartEnd | WarningEvent | ModelResponse | ToolResultEvent | PartialOutput[Any]
+)
+"""What `Agent.run_stream` yields: the model's deltas and part ends (and the warnings its
+adapter gives),
 each complete `ModelResponse`, each tool result (in call order once the step's tools have all
 finished) and, with an `output_type`, the `PartialOutput` while the output's JSON streams."""
 
@@ -475,7 +479,7 @@ class Agent(Generic[DepsT, OutputT]):
                             yield event
                             if isinstance(event, WarningEvent):
                                 state.warnings.append(event)
-                            elif partial is not None:
+                            elif partial is not None and not isinstance(event, PartEnd):
                                 value = partial.feed(event)
                                 if value is not None:
                                     yield PartialOutput(value[0])

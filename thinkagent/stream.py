@@ -32,6 +32,7 @@ from .messages import (
 __all__ = [
     "MessageAssembler",
     "ModelDelta",
+    "PartEnd",
     "PartialOutput",
     "StreamBuilder",
     "TextDelta",
@@ -88,6 +89,22 @@ ModelDelta = ThinkingDelta | TextDelta | ToolCallDelta
 
 
 @dataclass(frozen=True, slots=True)
+class PartEnd:
+    """Part `index` of the streamed message is complete; `part` is what it became (a tool
+    call with its whole arguments, a thinking block with its proof).
+
+    Adapters yield it where their vendor marks the end of a part (Anthropic's
+    `content_block_stop`, Bedrock's `contentBlockStop`, a Responses item's `output_item.done`,
+    a Gemini part, which always arrives whole, a Chat tool call once the next one begins or the
+    choice finishes), so a run can start a tool while the model still streams and a UI can close
+    the block it shows. The final message holds the same part, at the same index.
+    """
+
+    index: int
+    part: Part
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResultEvent:
     """A tool finished during an agent run (results arrive in call order)."""
 
@@ -132,6 +149,7 @@ class _Builder:
     id: str | None = None
     name: str | None = None
     details: dict[str, JsonValue] | None = None
+    done: Part | None = None  # the part, once its end was signalled (built once)
 
     def merge_details(self, details: ProviderDetails | None) -> None:
         if details:
@@ -197,7 +215,7 @@ class MessageAssembler:
         provider_details: ProviderDetails | None = None,
     ) -> Message:
         """The complete message, once the stream's terminal event has arrived."""
-        parts = [self._part(b) for _, b in sorted(self._builders.items())]
+        parts = [b.done or self._part(b) for _, b in sorted(self._builders.items())]
         return Message(
             role="assistant",
             parts=tuple(p for p in parts if p is not None),
@@ -359,3 +377,19 @@ class StreamBuilder(MessageAssembler):
         if not (id or name or arguments or signature is not None):
             return None
         return ToolCallDelta(builder.index, id, name, arguments, signature, details)
+
+    def end(self, key: Hashable) -> PartEnd | None:
+        """Part `key` is complete (the vendor said so): the `PartEnd` to yield, or None when
+        no such part was opened or it holds nothing to keep (no further event may fold into
+        it: the part is built here, once, and reused by `message()`)."""
+        builder = self._keys.get(key)
+        if builder is None:
+            return None
+        try:
+            part = self._part(builder)
+        except ValueError:  # a tool call that never got its id or name
+            return None
+        if part is None:
+            return None
+        builder.done = part
+        return PartEnd(builder.index, part)

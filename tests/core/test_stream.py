@@ -99,3 +99,31 @@ def test_partial_drops_thinking_with_nothing_to_show() -> None:
     assembler.add(ToolCallDelta(1, args_fragment='{"x"'))  # its id and name never arrived
     assembler.add(ThinkingDelta(2, signature="only-a-signature"))
     assert assembler.partial(scope="p", model="m").parts == (TextPart(text="a"),)
+
+
+def test_a_part_end_carries_the_complete_part_and_the_message_reuses_it() -> None:
+    from thinkagent import PartEnd, StreamBuilder
+
+    parts = StreamBuilder(json_arguments=True)
+    parts.thinking("block-0", "Let me check.")
+    parts.thinking("block-0", signature="sig")
+    end = parts.end("block-0")
+    assert end == PartEnd(0, ThinkingBlock.signed("Let me check.", "sig"))
+    parts.tool_call("block-1", id="c1", name="get_weather")
+    parts.tool_call("block-1", arguments='{"city": ')
+    parts.tool_call("block-1", arguments='"Paris"}')
+    call = parts.end("block-1")
+    assert call is not None and call.index == 1
+    assert call.part == ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})
+    assert parts.end("never-opened") is None
+    message = parts.message(scope="s", model="m")
+    assert message.parts == (end.part, call.part)
+    assert message.parts[1] is call.part  # built once
+
+
+def test_a_tool_call_that_never_got_a_name_has_no_end() -> None:
+    from thinkagent import StreamBuilder
+
+    parts = StreamBuilder(json_arguments=True)
+    parts.tool_call(0, arguments="{}")
+    assert parts.end(0) is None

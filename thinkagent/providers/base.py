@@ -9,7 +9,7 @@ from typing import Any, Literal, Protocol, TypedDict, get_args, runtime_checkabl
 
 from ..errors import ConfigurationError
 from ..messages import Document, FinishReason, Image, Message, ToolResult, Usage
-from ..stream import ModelDelta, WarningEvent
+from ..stream import ModelDelta, PartEnd, WarningEvent
 
 __all__ = [
     "THINKING_LEVELS",
@@ -22,6 +22,7 @@ __all__ = [
     "ModelStreamEvent",
     "OutputMode",
     "OutputSpec",
+    "PromptCacheTTL",
     "Thinking",
     "ThinkingLevel",
     "ToolChoice",
@@ -55,6 +56,12 @@ class ModelSettings(TypedDict, total=False):
     that request. A value the model cannot honour exactly is clamped to the nearest it can, with
     a `WarningEvent` saying so (`clamp_thinking`); thinking that cannot be turned off stays on,
     with a warning too.
+
+    `prompt_cache` governs prompt caching where the provider needs the request to ask for it
+    (cache breakpoints on Anthropic and Bedrock): on by default where it is safe, `False` turns
+    it off, `"5m"` or `"1h"` picks the lifetime. Providers that cache prefixes by themselves
+    (OpenAI, Gemini, compatible hosts) need nothing but a byte-stable prefix, which every adapter
+    keeps; `prompt_cache_key` is passed as their cache routing key where they have one.
     """
 
     max_tokens: int
@@ -67,6 +74,12 @@ class ModelSettings(TypedDict, total=False):
     extra_headers: dict[str, str]
     extra_body: dict[str, Any]
     thinking: Thinking
+    prompt_cache: bool | PromptCacheTTL
+    prompt_cache_key: str
+
+
+PromptCacheTTL = Literal["5m", "1h"]
+"""How long a cached prefix lives where the provider lets you choose (Anthropic, Bedrock)."""
 
 
 def check_thinking(value: object) -> Thinking:
@@ -178,8 +191,9 @@ class ModelResponse:
         return self.message.finish_reason
 
 
-ModelStreamEvent = ModelDelta | WarningEvent | ModelResponse
-"""What `Model.stream` yields: warnings and deltas, then exactly one `ModelResponse`, last."""
+ModelStreamEvent = ModelDelta | PartEnd | WarningEvent | ModelResponse
+"""What `Model.stream` yields: warnings, deltas and the end of each part, then exactly one
+`ModelResponse`, last."""
 
 
 @dataclass(frozen=True, slots=True)
