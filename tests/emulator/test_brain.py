@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -9,7 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from thinkagent.emulator.brain import MAGIC_REDACTED_PROMPT, MAX_DEPTH, MAX_ITEMS, plan, subjects
-from thinkagent.emulator.model import Call, CallResult, Conversation, Settings, ToolSpec, Turn
+from thinkagent.emulator.model import (
+    Call,
+    CallResult,
+    Conversation,
+    Media,
+    Settings,
+    ToolSpec,
+    Turn,
+)
 
 WEATHER = ToolSpec(
     "get_weather",
@@ -271,3 +280,63 @@ def test_deterministic_for_any_question(question: str, thinking: bool) -> None:
     assert ask(question, WEATHER, STOCKS, settings=settings_) == ask(
         question, WEATHER, STOCKS, settings=settings_
     )
+
+
+WEATHER_REPORT = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "temperature_c": {"type": "number"},
+        "conditions": {"type": "string"},
+    },
+    "required": ["city", "temperature_c", "conditions"],
+}
+
+
+def test_images_and_documents_are_seen_with_their_sizes() -> None:
+    media = (Media("image", "image/png", size=1234), Media("document", "application/pdf", 5678))
+    reply = plan(Conversation(turns=(Turn("user", "What is in these?", media=media),)), Settings())
+    assert "image (image/png, 1234 bytes)" in reply.text
+    assert "document (application/pdf, 5678 bytes)" in reply.text
+
+
+def test_a_response_schema_makes_the_answer_json_valid_for_it() -> None:
+    weather = WEATHER
+    first = Turn("user", "What's the weather in Paris?")
+    call = Call("c1", "get_weather", {"city": "Paris"})
+    turns = (
+        first,
+        Turn("assistant", calls=(call,)),
+        Turn("user", results=(CallResult("c1", "sunny, 21 C"),)),
+    )
+    reply = plan(
+        Conversation(turns=turns, tools=(weather,)), Settings(response_schema=WEATHER_REPORT)
+    )
+    assert json.loads(reply.text) == {"city": "Paris", "temperature_c": 21, "conditions": "Paris"}
+
+
+def test_the_tool_the_instructions_name_for_the_final_answer_is_called_last() -> None:
+    weather = WEATHER
+    final = ToolSpec("final_result", "The final answer.", WEATHER_REPORT)
+    system = "Be brief. Give your final answer by calling the `final_result` tool."
+    first = Turn("user", "What's the weather in Paris?")
+    conversation = Conversation(system, (first,), (weather, final))
+    assert [c.name for c in plan(conversation, Settings()).tool_calls] == ["get_weather"]
+    call = Call("c1", "get_weather", {"city": "Paris"})
+    turns = (
+        first,
+        Turn("assistant", calls=(call,)),
+        Turn("user", results=(CallResult("c1", "21 C"),)),
+    )
+    (answer,) = plan(Conversation(system, turns, (weather, final)), Settings()).tool_calls
+    assert answer.name == "final_result"
+    assert answer.arguments == {"city": "Paris", "temperature_c": 21, "conditions": "Paris"}
+    refused = Call("c2", "final_result", answer.arguments)
+    retry = (
+        *turns,
+        Turn("assistant", calls=(refused,)),
+        Turn("user", results=(CallResult("c2", "bad", True),)),
+    )
+    again = plan(Conversation(system, retry, (weather, final)), Settings(thinking=True))
+    assert [c.name for c in again.tool_calls] == ["final_result"]
+    assert again.thinking is not None and "was refused" in again.thinking

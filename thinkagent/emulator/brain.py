@@ -29,6 +29,14 @@ Policy
   reply's thinking redacted (the follow-up turns' too, as the service does).
 * Usage counts about four characters per token; ``max_tokens`` truncates the answer
   (stop reason ``max_tokens``).
+* Images and documents in the conversation are "seen": the answer (and the thinking) names
+  each one's kind, media type and size in bytes, so a test can tell it arrived intact.
+* Structured answers: with a ``response_schema`` the answer is JSON valid for it. When the
+  system instructions name an offered tool as the way to give the final answer (the tool's
+  name and the word "final" in one sentence), that tool is kept out of the plan and called,
+  with arguments valid for its schema, where the answer would be; called again when its
+  result came back as an error (a failed validation). Values are filled from the question
+  and the tool results (numbers included).
 """
 
 from __future__ import annotations
@@ -528,9 +536,43 @@ def reply_usage(
     )
 
 
+_SENTENCE_RE = re.compile(r"[^.!?\n]+")
+
+
+def _final_tool(conversation: Conversation) -> ToolSpec | None:
+    """The offered tool the instructions name as the way to give the final answer."""
+    for sentence in _SENTENCE_RE.findall(conversation.system):
+        if "final" not in sentence.lower():
+            continue
+        for tool in conversation.tools:
+            if re.search(rf"(?<![\w-]){re.escape(tool.name)}(?![\w-])", sentence):
+                return tool
+    return None
+
+
+def _seen(conversation: Conversation) -> str:
+    """What the conversation's images and documents are, in words (empty when none)."""
+    media = [m for t in conversation.turns for m in t.media]
+    media += [m for t in conversation.turns for r in t.results for m in r.media]
+    if not media:
+        return ""
+    return (
+        f"I see {len(media)} attachment{'s' if len(media) > 1 else ''}: "
+        + _join([m.describe() for m in media])
+        + "."
+    )
+
+
 def plan(conversation: Conversation, settings: Settings) -> Reply:
     """The deterministic reply to ``conversation`` under ``settings`` (see the module
     docstring for the policy)."""
+    final_tool = _final_tool(conversation)
+    if final_tool is not None:
+        conversation = Conversation(
+            conversation.system,
+            conversation.turns,
+            tuple(t for t in conversation.tools if t is not final_tool),
+        )
     q_index, question = _question(conversation)
     loop_turns: Sequence[Turn] = (
         conversation.turns[q_index + 1 :] if q_index >= 0 else conversation.turns
@@ -572,6 +614,7 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
         thoughts.append(f"I must follow the instructions: {_quote(conversation.system, 120)}.")
 
     tool_calls: list[ToolCallSpec] = []
+    final_failed = False
     if step_tool is not None:
         for args in _arguments(step_tool, question, names, settings.parallel_tool_calls):
             tool_calls.append(ToolCallSpec(name=step_tool.name, arguments=args))
@@ -600,6 +643,10 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
             text = f"I'll use {step_tool.name} to look that up."
     else:
         answered = [(c, results[c.id]) for c in calls if c.id in results]
+        final_failed = final_tool is not None and any(
+            r.is_error for c, r in answered if c.name == final_tool.name
+        )
+        answered = [(c, r) for c, r in answered if final_tool is None or c.name != final_tool.name]
         if answered:
             thoughts.append(
                 "The tools returned: "
@@ -619,6 +666,28 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
                 if question
                 else "Done."
             )
+    seen = _seen(conversation)
+    if seen and step_tool is None:
+        thoughts.append(seen)
+        text = f"{seen} {text}"
+    if step_tool is None and (final_tool is not None or settings.response_schema is not None):
+        facts = " ".join([question, *(r.content for r in results.values())])
+        ctx_names = names or subjects(facts, vocabulary)
+        if final_tool is not None:
+            ctx = _ArgContext(
+                facts, ctx_names[0] if ctx_names else None, ctx_names, final_tool.schema
+            )
+            arguments = _object_value(final_tool.schema, ctx)
+            if final_failed:
+                thoughts.append(f"My last {final_tool.name} call was refused; I will fix it.")
+            thoughts.append(f"I will give the final answer with {final_tool.name}.")
+            tool_calls.append(ToolCallSpec(name=final_tool.name, arguments=arguments))
+            text = ""
+        else:
+            schema = settings.response_schema or {}
+            ctx = _ArgContext(facts, ctx_names[0] if ctx_names else None, ctx_names, schema)
+            thoughts.append("I will answer with JSON that matches the response schema.")
+            text = json.dumps(_object_value(schema, ctx))
     if settings.effort in ("high", "xhigh", "max"):
         thoughts.append(
             "Let me double-check that the reply quotes the question and the results exactly."

@@ -19,6 +19,7 @@ __all__ = [
     "Call",
     "CallResult",
     "Conversation",
+    "Media",
     "Reply",
     "ReplyUsage",
     "Settings",
@@ -42,6 +43,25 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class Media:
+    """An image or a document the client sent: its kind, media type and, when it came as
+    bytes, their size (a URL is kept instead when it came by reference)."""
+
+    kind: Literal["image", "document"]
+    media_type: str
+    size: int | None = None
+    url: str | None = None
+
+    def describe(self) -> str:
+        where = f"{self.size} bytes" if self.size is not None else f"at {self.url}"
+        return (
+            f"an {self.kind} ({self.media_type}, {where})"
+            if self.kind == "image"
+            else (f"a {self.kind} ({self.media_type}, {where})")
+        )
+
+
+@dataclass(frozen=True)
 class Call:
     """A tool call already present in the conversation (an earlier assistant turn)."""
 
@@ -57,6 +77,7 @@ class CallResult:
     call_id: str
     content: str
     is_error: bool = False
+    media: tuple[Media, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +90,7 @@ class Turn:
     thinking: str = ""
     calls: tuple[Call, ...] = ()
     results: tuple[CallResult, ...] = ()
+    media: tuple[Media, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,6 +113,7 @@ class Conversation:
                         t.thinking,
                         [[c.id, c.name, c.arguments] for c in t.calls],
                         [[r.call_id, r.content, r.is_error] for r in t.results],
+                        [[m.kind, m.media_type, m.size, m.url] for m in t.media],
                     ]
                     for t in self.turns
                 ],
@@ -109,7 +132,9 @@ class Settings:
     ``tool_choice`` is ``"auto"``, ``"any"`` (must call some tool), ``"tool"`` (must call
     ``tool_name``) or ``"none"`` (must not call tools). ``interleaved=False`` means the
     model thinks only at the start of an assistant turn, not again after tool results
-    (Claude with a budget and no interleaved-thinking beta).
+    (Claude with a budget and no interleaved-thinking beta). ``response_schema`` is the JSON
+    schema the final answer must follow (a JSON-schema response format): the answer is then
+    JSON text valid for it.
     """
 
     thinking: bool = False
@@ -120,6 +145,7 @@ class Settings:
     tool_name: str | None = None
     parallel_tool_calls: bool = True
     interleaved: bool = True
+    response_schema: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
