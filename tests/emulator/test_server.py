@@ -9,10 +9,12 @@ import logging
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -330,31 +332,246 @@ def test_closing_during_a_slowed_stream_is_prompt_and_quiet(
     assert [r.getMessage() for r in caplog.records] == []
 
 
-def test_the_log_filter_applies_to_the_emulator_threads_only() -> None:
-    logger = logging.getLogger("uvicorn.error")
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
 
-    def record(thread: str) -> logging.LogRecord:
-        made = logger.makeRecord(
-            "uvicorn.error",
-            logging.ERROR,
-            __file__,
-            0,
-            "ASGI callable returned without completing response.",
-            (),
-            None,
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def _drop_nothing(record: logging.LogRecord) -> bool:
+    return True
+
+
+def test_an_emulator_leaves_its_hosts_logging_as_it_was() -> None:
+    """An application that embeds the emulator keeps its uvicorn loggers' levels, handlers and
+    filters, during and after; the emulator's reports go to its own logger (and the cuts it
+    makes on purpose are not reported at all)."""
+    names = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")
+    loggers = [logging.getLogger(name) for name in names]
+    saved = [(lg.level, lg.handlers[:], lg.filters[:], lg.propagate) for lg in loggers]
+    hosts = _Collect()
+    ours = _Collect()
+    emulator_log = logging.getLogger("thinkagent.emulator.server")
+    try:
+        for lg in loggers:  # the host's own setup: INFO with a handler and a filter
+            lg.setLevel(logging.INFO)
+            lg.addHandler(hosts)
+            lg.addFilter(_drop_nothing)
+            lg.propagate = False
+        emulator_log.addHandler(ours)
+
+        def snapshot() -> list[tuple[int, list[Any], list[Any], bool]]:
+            return [(lg.level, lg.handlers[:], lg.filters[:], lg.propagate) for lg in loggers]
+
+        before = snapshot()
+        with Emulator() as emu:
+            assert snapshot() == before
+            emu.inject(Fault.cut())
+            connection = http.client.HTTPConnection("127.0.0.1", emu.port, timeout=5)
+            connection.request("POST", "/v1/messages", json.dumps(HELLO), ANTHROPIC_HEADERS)
+            with pytest.raises(http.client.IncompleteRead):
+                connection.getresponse().read()
+            connection.close()
+            with socket.create_connection(("127.0.0.1", emu.port), timeout=5) as sock:
+                sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+                assert sock.recv(1024).startswith(b"HTTP/1.1 400")
+            assert snapshot() == before
+        assert snapshot() == before
+        assert hosts.records == []
+        assert [r.getMessage() for r in ours.records] == ["Invalid HTTP request received."]
+    finally:
+        emulator_log.removeHandler(ours)
+        for lg, (level, handlers, filters, propagate) in zip(loggers, saved, strict=True):
+            lg.setLevel(level)
+            lg.handlers[:] = handlers
+            lg.filters[:] = filters
+            lg.propagate = propagate
+
+
+# --- limits -----------------------------------------------------------------------------------
+
+BEDROCK_PATH = "/model/anthropic.claude-sonnet-4-5-20250929-v1:0/converse"
+VERTEX_PATH = (
+    "/v1beta1/projects/p/locations/us-central1/publishers/google/models/"
+    "gemini-2.5-flash:generateContent"
+)
+BEARER = {"authorization": "Bearer k"}
+
+
+def declare(
+    emu: Emulator, path: str, headers: dict[str, str], length: int
+) -> tuple[int, dict[str, str], Any]:
+    """Send a request's headers declaring a `length`-byte body, and read the answer without
+    sending the body."""
+    lines = [f"POST {path} HTTP/1.1", "Host: emulator", "Content-Type: application/json"]
+    lines += [f"{k}: {v}" for k, v in {**headers, "content-length": str(length)}.items()]
+    with socket.create_connection(("127.0.0.1", emu.port), timeout=5) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n{").encode())
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        body = json.loads(response.read())
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, body
+
+
+@pytest.mark.parametrize(
+    ("api", "path", "headers", "status", "error"),
+    [
+        (
+            "anthropic",
+            "/v1/messages",
+            ANTHROPIC_HEADERS,
+            413,
+            {
+                "type": "request_too_large",
+                "message": "Request exceeds the maximum allowed number of bytes.",
+            },
+        ),
+        (
+            "bedrock",
+            BEDROCK_PATH,
+            {"authorization": "AWS4-HMAC-SHA256 Credential=k"},
+            400,
+            "1 validation error detected: Value at 'body' failed to satisfy constraint: "
+            "Member must have length less than or equal to 25000000",
+        ),
+        (
+            "gemini",
+            GEMINI_PATH,
+            GEMINI_HEADERS,
+            400,
+            {
+                "code": 400,
+                "message": "Request payload size exceeds the limit: 104857600 bytes.",
+                "status": "INVALID_ARGUMENT",
+            },
+        ),
+        (
+            "vertex",
+            VERTEX_PATH,
+            BEARER,
+            400,
+            {
+                "code": 400,
+                "message": "Request payload size exceeds the limit: 104857600 bytes.",
+                "status": "INVALID_ARGUMENT",
+            },
+        ),
+        (
+            "openai",
+            "/v1/chat/completions",
+            BEARER,
+            413,
+            {
+                "message": "The request body exceeds the maximum size of 52428800 bytes.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            },
+        ),
+        (
+            "openai-responses",
+            "/v1/responses",
+            BEARER,
+            413,
+            {
+                "message": "The request body exceeds the maximum size of 52428800 bytes.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            },
+        ),
+    ],
+)
+def test_a_500_mb_body_is_refused_at_once_unread_with_the_services_error(
+    api: str, path: str, headers: dict[str, str], status: int, error: Any
+) -> None:
+    """The documented size limit of each service, refused the way it refuses it, before the
+    credentials, the faults or the body are looked at: nothing of the body is read or kept."""
+    with Emulator() as emu:
+        emu.inject(Fault.http(500))
+        started = time.monotonic()
+        got, response_headers, body = declare(emu, path, headers, 500_000_000)
+        assert time.monotonic() - started < 2
+        assert got == status
+        if api == "bedrock":
+            assert body == {"message": error}
+            assert response_headers["x-amzn-errortype"].startswith("ValidationException")
+        elif api == "anthropic":
+            assert body["error"] == error
+        else:
+            assert body == {"error": error}
+        (recorded,) = emu.requests
+        assert (recorded.api, recorded.path, recorded.body) == (api, path, None)
+        assert len(emu.pending_faults) == 1  # no fault is spent on it
+        # the server is free at once for the next request
+        status_ok, answer, _ = raw(
+            emu,
+            "POST",
+            "/v1/messages",
+            json.dumps(HELLO).encode(),
+            {**ANTHROPIC_HEADERS, "content-type": "application/json"},
         )
-        made.threadName = thread
-        return made
+        assert (status_ok, answer["type"]) == (500, "error")  # the fault, now spent
 
-    assert logger.filter(record("thinkagent-emulator-1"))  # not installed: no emulator runs
-    with Emulator():
-        assert not logger.filter(record("thinkagent-emulator-1"))
-        assert logger.filter(record("MainThread"))  # another uvicorn server's record
-        with Emulator():
-            pass
-        assert not logger.filter(record("thinkagent-emulator-1"))
-    assert logger.filter(record("thinkagent-emulator-1"))
-    assert not [f for f in logger.filters if type(f).__name__ == "_DropIntentionalCuts"]
+
+async def test_the_sdk_reads_the_413_of_a_body_over_32_mb() -> None:
+    """A body that is sent whole (chunk by chunk, no length declared up front) is read up to
+    the limit; the rest is read and dropped after the answer, which the client gets."""
+    async with Emulator() as emu:
+        client = emu.anthropic_client(max_retries=0)
+        huge = {**HELLO, "messages": [{"role": "user", "content": "x" * (33 * 2**20)}]}
+        with pytest.raises(anthropic.APIStatusError) as info:
+            await client.messages.create(**huge)
+        assert info.value.status_code == 413
+        assert info.value.body["error"] == {  # type: ignore[index]
+            "type": "request_too_large",
+            "message": "Request exceeds the maximum allowed number of bytes.",
+        }
+        assert (await client.messages.create(**HELLO)).stop_reason == "end_turn"
+        assert [r.body is None for r in emu.requests] == [True, False]
+        await client.close()
+
+
+def chunked(emu: Emulator, path: str, headers: dict[str, str], size: int) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", emu.port, timeout=10)
+    piece = b"x" * 2**20
+
+    def body() -> Iterator[bytes]:
+        for _ in range(size // len(piece)):
+            yield piece
+
+    connection.request("POST", path, body=body(), headers=headers, encode_chunked=True)
+    status = connection.getresponse().status
+    connection.close()
+    return status
+
+
+def test_a_chunked_body_is_cut_off_at_the_limit() -> None:
+    with Emulator() as emu:
+        assert chunked(emu, "/v1/messages", ANTHROPIC_HEADERS, 33 * 2**20) == 413
+        assert chunked(emu, "/v1/messages", ANTHROPIC_HEADERS, 2**20) == 400  # not JSON
+        assert [r.body for r in emu.requests] == [None, None]
+
+
+def test_a_connection_whose_headers_do_not_come_is_closed() -> None:
+    with Emulator(header_timeout=0.2) as emu:
+        for sent in (b"", b"POST /v1/messages HTTP/1.1\r\nHost: x\r\n"):
+            with socket.create_connection(("127.0.0.1", emu.port), timeout=5) as sock:
+                sock.sendall(sent)
+                started = time.monotonic()
+                assert sock.recv(1024) == b""  # closed, without an answer
+                assert 0.1 < time.monotonic() - started < 2
+        # a kept-alive connection: each request gets its own time for its headers
+        connection = http.client.HTTPConnection("127.0.0.1", emu.port, timeout=5)
+        for _ in range(2):
+            connection.request("POST", "/v1/messages", json.dumps(HELLO), ANTHROPIC_HEADERS)
+            assert connection.getresponse().read()
+            time.sleep(0.3)
+        connection.close()
+        assert len(emu.requests) == 2  # the silent connections reached nothing
 
 
 def test_command_line_serves_and_stops_on_sigint() -> None:

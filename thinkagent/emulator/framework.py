@@ -6,9 +6,10 @@ is a plain function ``(WireRequest) -> JsonReply | StreamReply`` that raises
 :class:`WireError` for a request the service refuses. The framework wraps every handler
 so that, for every wire API alike:
 
-1. the request is parsed (JSON body) and recorded, credentials stripped
-   (:mod:`~thinkagent.emulator.recording`); a method the route does not serve is
-   refused with :meth:`WireAPI.method_not_allowed`;
+1. the body is read, up to the API's :attr:`WireAPI.body_limit` (a larger one is refused
+   at once with the API's own error, unread, and recorded without it), parsed (JSON) and
+   recorded, credentials stripped (:mod:`~thinkagent.emulator.recording`); a method the
+   route does not serve is refused with :meth:`WireAPI.method_not_allowed`;
 2. :meth:`WireAPI.authenticate` may refuse it;
 3. the next queued fault for this API is taken (:mod:`~thinkagent.emulator.faults`); an
    ``http`` fault refuses the request at once;
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from .model import Conversation, Reply, Settings
 
 __all__ = [
+    "BodyLimit",
     "EmulatorState",
     "Handler",
     "JsonReply",
@@ -147,6 +149,25 @@ Handler = Callable[[WireRequest], "JsonReply | StreamReply"]
 
 
 @dataclass(frozen=True)
+class BodyLimit:
+    """The largest request body a wire API takes, in bytes, and its refusal of a larger one:
+    ``status`` and ``message`` (``{limit}`` stands for the size), rendered by
+    :meth:`WireAPI.error` like any refusal (``None``: the API's usual text for the status)."""
+
+    size: int
+    status: int = 413
+    message: str | None = None
+
+    def error(self) -> WireError:
+        message = None if self.message is None else self.message.format(limit=self.size)
+        return WireError(self.status, message)
+
+
+#: The limit of a wire API that declares none, and of requests to unknown routes.
+DEFAULT_BODY_LIMIT = BodyLimit(32 * 2**20)
+
+
+@dataclass(frozen=True)
 class WireRoute:
     """One route: a Starlette path pattern (``/model/{model_id:path}/converse``), its
     handler and methods."""
@@ -196,6 +217,8 @@ class WireAPI:
 
     #: The key used by scripts, faults and recorded requests (``"anthropic"``).
     name: ClassVar[str] = ""
+    #: The service's documented request size limit and how it refuses a larger body.
+    body_limit: ClassVar[BodyLimit] = DEFAULT_BODY_LIMIT
 
     def __init__(self, state: EmulatorState) -> None:
         self.state = state
@@ -376,6 +399,23 @@ def _apply(
     )
 
 
+async def _read_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or ``None`` when it is larger than ``limit`` bytes: as declared
+    (nothing of it is read) or as it arrives (reading stops there). uvicorn reads and drops
+    what is left once the response has gone, so the client gets to read it."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _parse_json(raw: bytes) -> tuple[Any, bool]:
     """(the parsed body or ``None``, whether it is invalid). Nesting too deep for the
     parser is invalid JSON too, not a crash."""
@@ -393,16 +433,18 @@ def _endpoint(
     state = api.state
 
     async def endpoint(request: Request) -> Response:
-        raw = await request.body()
+        raw = await _read_body(request, api.body_limit.size)
         method: str = request.scope["method"]
         path: str = request.scope["path"]
         headers = dict(request.headers.items())
         query = dict(request.query_params.multi_items())
-        body, bad_json = _parse_json(raw)
+        body, bad_json = _parse_json(raw or b"")
         state.recorder.add(api.name, method, path, query.items(), headers.items(), body)
         wreq = WireRequest(
             method, path, request.path_params, query, headers, body, state.next_seq()
         )
+        if raw is None:  # refused before anything else, as the services' front ends do
+            return _refuse(api, wreq, api.body_limit.error())
         if method not in methods:
             return _refuse(api, wreq, api.method_not_allowed(wreq, methods))
         try:
@@ -447,7 +489,7 @@ def build_app(apis: Sequence[WireAPI], state: EmulatorState) -> Router:
 
     async def not_found(scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        body, _ = _parse_json(await request.body())
+        body, _ = _parse_json(await _read_body(request, DEFAULT_BODY_LIMIT.size) or b"")
         state.recorder.add(
             None,
             request.method,

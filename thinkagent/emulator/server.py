@@ -9,10 +9,11 @@ import importlib
 import logging
 import socket
 import threading
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, cast
 
 import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .framework import EmulatorState, build_app
 from .recording import MAX_RECORDED
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     import anthropic
     import openai
     from google import genai
+    from uvicorn.server import ServerState
 
     from .faults import Fault
     from .model import Reply
@@ -44,42 +46,105 @@ VERTEX_LOCATION = "us-central1"
 _THREAD_PREFIX = "thinkagent-emulator-"
 _INCOMPLETE = "ASGI callable returned without completing response."
 
+#: Seconds a connection gets to send a request's headers before it is closed.
+HEADER_TIMEOUT = 10.0
 
-class _DropIntentionalCuts(logging.Filter):
-    """uvicorn logs an error when a response is left incomplete; the emulator does that
-    on purpose (the ``cut`` fault closes the connection mid-body that way, and a slowed
-    response stops so when its client leaves or the server stops). Only records from an
-    emulator's server thread are dropped: other uvicorn servers log as usual."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        thread = record.threadName or ""
-        return not (record.msg == _INCOMPLETE and thread.startswith(_THREAD_PREFIX))
+_log = logging.getLogger("thinkagent.emulator.server")
+"""What uvicorn's protocol reports about the emulator's connections (invalid requests...):
+the emulator's own logger, so the host's ``uvicorn.*`` loggers never see the emulator."""
 
 
-_LOG_FILTER = _DropIntentionalCuts()
-_log_lock = threading.Lock()
-_log_users = 0
+def _not_an_intentional_cut(record: logging.LogRecord) -> bool:
+    """uvicorn reports a response left incomplete; the emulator does that on purpose (the
+    ``cut`` fault closes the connection mid-body that way, and a slowed response stops so when
+    its client leaves or the server stops)."""
+    return record.msg != _INCOMPLETE
 
 
-def _use_log_filter(on: bool) -> None:
-    """Attach the filter to ``uvicorn.error`` while at least one emulator runs."""
-    global _log_users
-    logger = logging.getLogger("uvicorn.error")
-    with _log_lock:
-        _log_users += 1 if on else -1
-        if on and _log_users == 1:
-            logger.addFilter(_LOG_FILTER)
-        elif not on and _log_users == 0:
-            logger.removeFilter(_LOG_FILTER)
+_log.addFilter(_not_an_intentional_cut)
+
+
+class _Config(uvicorn.Config):
+    """uvicorn's configuration without its logging setup: ``uvicorn.Config`` sets the levels
+    of the process-wide ``uvicorn.*`` loggers and removes their handlers, which would change
+    the logging of an application that embeds the emulator."""
+
+    def __init__(self, app: Callable[..., Any], *, header_timeout: float, **options: Any) -> None:
+        self.header_timeout = header_timeout
+        super().__init__(app, **options)
+
+    def configure_logging(self) -> None:
+        pass
+
+
+class _Protocol(HttpToolsProtocol):
+    """uvicorn's HTTP protocol as the emulator serves it: it logs to the emulator's own logger,
+    writes no access lines, and closes a connection whose request headers have not all arrived
+    ``header_timeout`` seconds after the connection opened (or the request began)."""
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self.logger = self.access_logger = _log
+        self.access_log = False
+        self._header_timeout = cast("_Config", config).header_timeout
+        self._header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:
+        super().connection_made(transport)
+        self._await_headers()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._header_timer is None:  # a request after another on a kept-alive connection
+            self._await_headers()
+
+    def on_headers_complete(self) -> None:
+        self._headers_arrived()
+        super().on_headers_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._headers_arrived()
+        super().connection_lost(exc)
+
+    def _await_headers(self) -> None:
+        self._header_timer = self.loop.call_later(self._header_timeout, self._headers_late)
+
+    def _headers_arrived(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _headers_late(self) -> None:
+        self._header_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, stopped by an event instead of its 0.1 s polling tick."""
+    """uvicorn's server, stopped by an event instead of its 0.1 s polling tick, without what
+    it does process-wide (signal handlers, start and stop lines on uvicorn's logger)."""
 
     def __init__(self, config: uvicorn.Config, state: EmulatorState) -> None:
         super().__init__(config)
         self.state = state
         self.stop_event: asyncio.Event | None = None
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        config = self.config
+        if not config.loaded:
+            config.load()
+        self.lifespan = config.lifespan_class(config)
+        await self.startup(sockets=sockets)
+        if not self.should_exit:
+            await self.main_loop()
+        if self.started:
+            await self.shutdown(sockets=sockets)
 
     async def main_loop(self) -> None:
         self.stop_event = asyncio.Event()
@@ -116,7 +181,11 @@ class Emulator:
 
     ``secret`` keys every signature; the fixed default keeps signed histories valid
     across emulators in one test suite. ``port=0`` picks a free port. ``max_recorded``
-    bounds :attr:`requests` (the most recent ones are kept).
+    bounds :attr:`requests` (the most recent ones are kept). ``header_timeout`` is how long
+    a connection may take to send a request's headers before it is closed.
+
+    Starting it leaves the process's logging as it is: the server reports through the
+    ``thinkagent.emulator.server`` logger, never through uvicorn's loggers.
     """
 
     def __init__(
@@ -126,9 +195,11 @@ class Emulator:
         port: int = 0,
         secret: bytes | str = DEFAULT_SECRET,
         max_recorded: int = MAX_RECORDED,
+        header_timeout: float = HEADER_TIMEOUT,
     ) -> None:
         self.host = host
         self.port = port
+        self.header_timeout = header_timeout
         self.state = EmulatorState(secret, max_recorded=max_recorded)
         self.apis = tuple(cls(self.state) for cls in WIRE_APIS)
         self._server: _Server | None = None
@@ -169,16 +240,15 @@ class Emulator:
             sock.close()
             raise
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
+        config = _Config(
             build_app(self.apis, self.state),
+            header_timeout=self.header_timeout,
             host=self.host,
             port=self.port,
             loop="asyncio",
-            http="httptools",
+            http=_Protocol,
             lifespan="off",
-            log_level="warning",
             log_config=None,
-            access_log=False,
             server_header=False,
             date_header=False,
             timeout_graceful_shutdown=2,
@@ -216,13 +286,11 @@ class Emulator:
         thread = threading.Thread(target=run, name=f"{_THREAD_PREFIX}{self.port}", daemon=True)
         self._server = server
         self._thread = thread
-        _use_log_filter(True)
         thread.start()
         ready.wait()
         if not server.started:
             thread.join()
             self._thread = None
-            _use_log_filter(False)
             error = self._error
             raise RuntimeError(f"the emulator failed to start: {error!r}") from error
         return self
@@ -241,7 +309,6 @@ class Emulator:
         self._server = None
         self._loop = None
         self.state.stopping = None
-        _use_log_filter(False)
 
     def __enter__(self) -> Emulator:
         return self.start()

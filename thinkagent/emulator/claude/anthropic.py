@@ -19,7 +19,15 @@ from typing import Any, ClassVar, cast
 
 from ..brain import reply_usage
 from ..encoding import chunk_text, request_id, split_json, sse_event, stable_id
-from ..framework import JsonReply, StreamReply, WireAPI, WireError, WireRequest, WireRoute
+from ..framework import (
+    BodyLimit,
+    JsonReply,
+    StreamReply,
+    WireAPI,
+    WireError,
+    WireRequest,
+    WireRoute,
+)
 from ..model import Reply
 from .rules import ClaudeBlock, ClaudeRequest, parse_request, render_blocks
 
@@ -102,6 +110,8 @@ class AnthropicAPI(WireAPI):
     """The Anthropic Messages wire API (scope ``anthropic``)."""
 
     name: ClassVar[str] = "anthropic"
+    # https://docs.claude.com/en/api/overview#request-size-limits: 32 MB, 413 request_too_large
+    body_limit: ClassVar[BodyLimit] = BodyLimit(32 * 2**20)
 
     def routes(self) -> Sequence[WireRoute]:
         return (

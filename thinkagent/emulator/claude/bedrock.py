@@ -25,7 +25,15 @@ from typing import Any, ClassVar, cast
 
 from ..encoding import as_list, as_mapping, chunk_text, mapping_or_none, request_id, split_json
 from ..eventstream import event_message, exception_message
-from ..framework import JsonReply, StreamReply, WireAPI, WireError, WireRequest, WireRoute
+from ..framework import (
+    BodyLimit,
+    JsonReply,
+    StreamReply,
+    WireAPI,
+    WireError,
+    WireRequest,
+    WireRoute,
+)
 from ..model import Reply, StopReason
 from .rules import ClaudeBlock, parse_request, render_blocks
 
@@ -277,6 +285,14 @@ class BedrockAPI(WireAPI):
     """The Bedrock Converse / ConverseStream wire API (scope ``bedrock``)."""
 
     name: ClassVar[str] = "bedrock"
+    # InvokeModel's documented body limit (Converse documents none): 25,000,000 bytes,
+    # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModel.html
+    body_limit: ClassVar[BodyLimit] = BodyLimit(
+        25_000_000,
+        400,
+        "1 validation error detected: Value at 'body' failed to satisfy constraint: "
+        "Member must have length less than or equal to {limit}",
+    )
 
     def routes(self) -> Sequence[WireRoute]:
         return (

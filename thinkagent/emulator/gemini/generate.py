@@ -29,7 +29,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
 from ..encoding import chunk_text, dumps, stable_id
-from ..framework import JsonReply, StreamReply, WireAPI, WireError, WireRequest, WireRoute
+from ..framework import (
+    BodyLimit,
+    JsonReply,
+    StreamReply,
+    WireAPI,
+    WireError,
+    WireRequest,
+    WireRoute,
+)
 from ..model import Reply, StopReason
 from .rules import (
     GEMINI_API,
@@ -117,6 +125,11 @@ class _GoogleAPI(WireAPI):
     platform: ClassVar[GeminiPlatform]
     versions: ClassVar[frozenset[str]]
     messages: ClassVar[Mapping[int, str]] = _MESSAGES
+    # Inline data up to 100 MB per request (https://ai.google.dev/gemini-api/docs/file-input-methods);
+    # Google's front end refuses more with a 400 INVALID_ARGUMENT.
+    body_limit: ClassVar[BodyLimit] = BodyLimit(
+        100 * 2**20, 400, "Request payload size exceeds the limit: {limit} bytes."
+    )
 
     # --- errors -----------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from ..encoding import as_list, as_mapping, mapping_or_none, request_id, uuid_id
-from ..framework import JsonReply, WireAPI, WireError, WireRequest
+from ..framework import BodyLimit, JsonReply, WireAPI, WireError, WireRequest
 from ..model import ToolSpec
 
 __all__ = [
@@ -149,6 +149,11 @@ class OpenAIWire(WireAPI):
 
     #: The Azure operation named in Azure's 429 text (``ChatCompletions_Create``).
     operation: ClassVar[str]
+    # OpenAI documents up to 50 MB of image bytes per request
+    # (https://platform.openai.com/docs/guides/images-vision), no other body limit.
+    body_limit: ClassVar[BodyLimit] = BodyLimit(
+        50 * 2**20, 413, "The request body exceeds the maximum size of {limit} bytes."
+    )
 
     def authenticate(self, request: WireRequest) -> None:
         """Refuse a request without credentials: OpenAI wants ``Authorization: Bearer``,

@@ -1,10 +1,16 @@
-"""boto3 on asyncio: blocking calls in threads of their own, and a stream read by a thread.
+"""boto3 on asyncio: blocking calls in threads of each client's own, and a stream read by a thread.
 
-boto3 is synchronous. `in_worker` runs a call in a small pool of Bedrock worker threads, apart
-from the loop's default executor. `StreamReader` makes a streaming call in a dedicated thread
-and reads its botocore `EventStream` there, handing the events to the loop a network chunk at a
-time; leaving it (an error, a cancellation, an early close) shuts the connection down and joins
-the thread (ADR 6).
+boto3 is synchronous. `in_worker` runs a call in a pool of worker threads that belongs to the
+boto3 client making it (as many threads as the client has connections), apart from the loop's
+default executor and from every other client's pool, so one client's hung calls cannot hold up
+another's. `StreamReader` makes a streaming call in a dedicated thread and reads its botocore
+`EventStream` there, handing the events to the loop a network chunk at a time; leaving it (an
+error, a cancellation, an early close) shuts the connection down and joins the thread (ADR 6).
+
+A thread cannot be interrupted while botocore waits for a response. A call whose awaiting task
+is cancelled is *abandoned*: a `before-send` hook registered on each client refuses every later
+attempt of it, so botocore does not retry it and its thread is back within the attempt under
+way (at most the client's connect and read timeouts), never after the retries (ADR 70).
 """
 
 from __future__ import annotations
@@ -16,43 +22,100 @@ import contextvars
 import functools
 import importlib
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Any
 
-__all__ = ["ReadFailure", "StreamReader", "in_worker"]
+__all__ = ["CallAbandoned", "ReadFailure", "StreamReader", "in_worker"]
 
 # botocore ships no type information: its names are reached through `Any`.
 _EventStreamBuffer: Any = getattr(
     importlib.import_module("botocore.eventstream"), "EventStreamBuffer", None
 )
 
-_WORKERS = 10
-"""Threads for non-streamed calls (botocore's default connection pool size)."""
+_DEFAULT_CONNECTIONS = 10
+"""botocore's default `max_pool_connections`, for a client whose config does not say."""
 
-_executor: concurrent.futures.ThreadPoolExecutor | None = None
-_executor_lock = threading.Lock()
+_HOOK_ID = "thinkagent-refuse-abandoned-attempts"
 
 
-def in_worker(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
-    """Run `function(*args)` in the Bedrock worker threads, in a copy of the current context.
+class CallAbandoned(Exception):
+    """Raised by botocore in place of a new attempt (a retry) of a call nobody waits for."""
 
-    boto3 blocks: its calls get threads of their own, apart from the loop's default executor
-    (where `asyncio.to_thread` and sync tools run), so neither can starve the other. A call
-    whose awaiting task is cancelled still runs to its end in its thread.
+
+class _Call:
+    """One blocking call; `abandoned` once the task that waited for it has given up."""
+
+    __slots__ = ("abandoned",)
+
+    def __init__(self) -> None:
+        self.abandoned = False
+
+    def abandon_if_cancelled(self, future: asyncio.Future[Any]) -> None:
+        if future.cancelled():
+            self.abandoned = True
+
+
+_CURRENT: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(
+    "thinkagent_bedrock_call", default=None
+)
+"""The call the current worker thread makes (set in the thread's own context)."""
+
+
+def _refuse_abandoned(**_: Any) -> None:
+    """botocore's `before-send` hook: no attempt of an abandoned call goes out. botocore treats
+    the exception as the attempt's failure, not a retryable one, and the call raises it."""
+    call = _CURRENT.get()
+    if call is not None and call.abandoned:
+        raise CallAbandoned("the call was cancelled; botocore sends no further attempt of it")
+
+
+_clients: weakref.WeakKeyDictionary[Any, concurrent.futures.ThreadPoolExecutor] = (
+    weakref.WeakKeyDictionary()
+)
+_clients_lock = threading.Lock()
+
+
+def _threads(client: Any) -> concurrent.futures.ThreadPoolExecutor:
+    """`client`'s worker threads, kept while the client lives and started as needed: as many as
+    the client has connections (`max_pool_connections`), since more could only wait for one.
+    The hook that refuses abandoned attempts is registered on the client with them."""
+    with _clients_lock:
+        executor = _clients.get(client)
+        if executor is None:
+            config: Any = client.meta.config
+            size = getattr(config, "max_pool_connections", None) or _DEFAULT_CONNECTIONS
+            executor = concurrent.futures.ThreadPoolExecutor(
+                size, thread_name_prefix="thinkagent-bedrock"
+            )
+            service: str = client.meta.service_model.service_id.hyphenize()
+            client.meta.events.register_first(
+                f"before-send.{service}", _refuse_abandoned, unique_id=_HOOK_ID
+            )
+            _clients[client] = executor
+        return executor
+
+
+def in_worker(client: Any, function: Callable[[], Any]) -> asyncio.Future[Any]:
+    """Run `function()` (a blocking call of `client`) in `client`'s worker threads, in a copy of
+    the current context.
+
+    Cancelling the returned future abandons the call: its current attempt still runs to its
+    end in its thread (boto3 cannot be interrupted), but botocore sends no retry of it.
     """
-    global _executor
-    if _executor is None:
-        with _executor_lock:
-            if _executor is None:
-                _executor = concurrent.futures.ThreadPoolExecutor(
-                    _WORKERS, thread_name_prefix="thinkagent-bedrock"
-                )
-    context = contextvars.copy_context()
-    return asyncio.get_running_loop().run_in_executor(
-        _executor, functools.partial(context.run, function, *args)
+    call = _Call()
+
+    def run() -> Any:
+        _CURRENT.set(call)  # in the copied context: the caller's is left alone
+        return function()
+
+    future = asyncio.get_running_loop().run_in_executor(
+        _threads(client), functools.partial(contextvars.copy_context().run, run)
     )
+    future.add_done_callback(call.abandon_if_cancelled)
+    return future
 
 
 class ReadFailure(Exception):
@@ -74,8 +137,8 @@ connection and joins its thread) before leaving the thread to end on its own."""
 
 
 class StreamReader:
-    """Runs `call` (which returns `{"stream": EventStream}`) and reads the stream in a
-    dedicated thread; iterated with `async for`, it gives the events in batches, one per network
+    """Runs `call` (a streaming call of `client`, which returns `{"stream": EventStream}`) and
+    reads the stream in a dedicated thread; iterated with `async for`, it gives the events in batches, one per network
     chunk, and raises `ReadFailure` for what the thread raised.
 
     `async with` starts the thread and, on the way out, stops reading, shuts the connection
@@ -84,8 +147,10 @@ class StreamReader:
     consumer is waiting, so a burst of events costs one wake-up, not one per event.
     """
 
-    def __init__(self, call: Callable[[], Any], timeout: float | None = None) -> None:
+    def __init__(self, client: Any, call: Callable[[], Any], timeout: float | None = None) -> None:
+        _threads(client)  # the hook that refuses the attempts of an abandoned call
         self._call = call
+        self._job = _Call()
         self._timeout = timeout
         self._loop = asyncio.get_running_loop()
         self._items: deque[Any] = deque()  # batches, then perhaps a ReadFailure, then _END
@@ -158,6 +223,7 @@ class StreamReader:
         self._notify(waiter)
 
     def _run(self) -> None:
+        _CURRENT.set(self._job)  # this thread's own context
         stream: Any = None
         tail: list[Any] = []
         try:
@@ -204,15 +270,17 @@ class StreamReader:
         """Stop reading, shut the connection down and join the thread.
 
         Before the response has begun there is no connection to shut down: the blocked call
-        can last its whole read timeout, retries included. The reader is then left to finish
-        on its own (a daemon thread that discards what comes and ends when the call returns),
-        after a short grace for a response already on its way.
+        can last its whole read timeout. The call is then abandoned (botocore sends no retry of
+        it) and the reader left to finish on its own (a daemon thread that discards what comes
+        and ends when the attempt under way does), after a short grace for a response already
+        on its way.
         """
         if self._ended:
             self._thread.join()
             return
         self._stopping = True
         if not await self._answered_within(_START_GRACE):
+            self._job.abandoned = True
             return
         stream = self._stream
         if stream is not None:

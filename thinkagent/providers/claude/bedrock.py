@@ -229,7 +229,7 @@ class BedrockModel(ClaudeModel[Any]):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         call, settings = _prepare(self, self.client.converse, request)
-        answer = in_worker(call)
+        answer = in_worker(self.client, call)
         try:
             if "timeout" in settings:
                 response = await asyncio.wait_for(answer, settings["timeout"])
@@ -280,7 +280,7 @@ class BedrockModel(ClaudeModel[Any]):
         usage: Mapping[str, Any] | None = None
         broken: BaseException | None = None
         try:
-            async with StreamReader(call, settings.get("timeout")) as reader:
+            async with StreamReader(self.client, call, settings.get("timeout")) as reader:
                 async for batch in reader:
                     for event in batch:
                         if "contentBlockDelta" in event:
