@@ -29,6 +29,7 @@ import binascii
 import functools
 import importlib
 import json
+import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from types import MappingProxyType
@@ -359,13 +360,17 @@ class BedrockModel(ClaudeModel[Any]):
 
 
 def _client_from_environment(region_name: str | None) -> Any:
+    """A `bedrock-runtime` client from the environment. Its retries are the ones the
+    environment or the AWS profile chooses (`AWS_RETRY_MODE`, `retry_mode`: `adaptive` adds
+    client-side rate limiting after throttling), else botocore's `standard` mode."""
     boto3: Any = importlib.import_module("boto3")
     config: Any = importlib.import_module("botocore.config")
+    core: Any = importlib.import_module("botocore.session").get_session()
+    chosen = os.environ.get("AWS_RETRY_MODE") or core.get_scoped_config().get("retry_mode")
     try:
-        return boto3.client(
+        return boto3.session.Session(botocore_session=core, region_name=region_name).client(
             "bedrock-runtime",
-            region_name=region_name,
-            config=config.Config(retries={"mode": "standard"}),
+            config=None if chosen else config.Config(retries={"mode": "standard"}),
         )
     except _NoRegionError as exc:
         raise ConfigurationError(
