@@ -3,7 +3,7 @@ a thinking + tool question, and a run helper that reads a stream to its end."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
@@ -32,7 +32,7 @@ async def get_weather(city: str) -> str:
 
 
 @asynccontextmanager
-async def wire_model(emu: Emulator, wire: Wire, *, retries: bool = True) -> AsyncIterator[Model]:
+async def wire_model(emu: Emulator, wire: Wire, *, retries: bool = True) -> AsyncGenerator[Model]:
     """A thinking model of `wire` on `emu`, its client closed on the way out. `retries`: the
     SDK's default retries (else none); google-genai retries only when told to, in both cases."""
     if wire == "anthropic":
