@@ -119,7 +119,7 @@ async def cancel_at_random(emu: Emulator, wire: Wire, point: str, delay: float) 
     if point == "mid-request":
         emu.inject(Fault.slow(0.5, api=api))
     elif point == "mid-stream":
-        emu.inject(Fault.slow(0.02, api=api))
+        emu.inject(Fault.slow(0.15, api=api))  # the cancel falls before the next event
     else:
         function = weather_blocking if point == "mid-sync-tool" else weather_slowly
         tools = [Tool(function, name="get_weather")]
