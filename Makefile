@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint typecheck check bench clean
+.PHONY: demo test test-pythons lint typecheck check bench soak clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
@@ -42,6 +42,11 @@ check: test lint typecheck
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/emulator_throughput.py
+
+## The soak (not in CI, several minutes): 1,000 concurrent runs per wire API against a standalone
+## emulator, then one conversation grown to 250 turns per wire API. make soak SOAK_ARGS="--runs 200"
+soak: $(STAMP)
+	$(BIN)/python benchmarks/soak.py $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
