@@ -43,7 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/emulator_throughput.py
 
-## The soak (not in CI, several minutes): 1,000 concurrent runs per wire API against a standalone
+## The soak (not in CI, about ten minutes): 1,000 concurrent runs per wire API against a standalone
 ## emulator, then one conversation grown to 250 turns per wire API. make soak SOAK_ARGS="--runs 200"
 soak: $(STAMP)
 	$(BIN)/python benchmarks/soak.py $(SOAK_ARGS)
