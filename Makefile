@@ -29,6 +29,32 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+## The core and reliability tests (cancellation and timeouts included) on every supported Python
+## found: pyenv's ($(PYENV_ROOT)/versions/3.X.*), else python3.X on the PATH; one venv each, in
+## .venv/pythons/. An interpreter that is not installed is skipped with a line that says so.
+## One version only: make test-pythons PYTHONS=3.12; all but one: make test-pythons EXCEPT=3.11
+PYTHONS ?= 3.10 3.11 3.12 3.13
+EXCEPT ?=
+PYENV_ROOT ?= $(HOME)/.pyenv
+PYTHON_TESTS ?= tests/core tests/reliability
+test-pythons:
+	@status=0; for version in $(filter-out $(EXCEPT),$(PYTHONS)); do \
+		python=$$(ls -d $(PYENV_ROOT)/versions/$$version.*/bin/python 2>/dev/null | sort -V | tail -n 1); \
+		[ -n "$$python" ] || python=$$(command -v python$$version || true); \
+		if [ -z "$$python" ] || ! "$$python" -c 'import sys' 2>/dev/null; then \
+			echo "=== Python $$version: not installed, skipped"; continue; \
+		fi; \
+		venv=$(VENV)/pythons/$$version; \
+		echo "=== Python $$version ($$python)"; \
+		if [ ! -f $$venv/.installed ] || [ pyproject.toml -nt $$venv/.installed ]; then \
+			"$$python" -m venv --clear $$venv && \
+			$$venv/bin/python -m pip install --quiet --upgrade pip && \
+			$$venv/bin/python -m pip install --quiet -e ".[dev]" && \
+			touch $$venv/.installed || { status=1; continue; }; \
+		fi; \
+		$$venv/bin/python -m pytest -p no:cacheprovider $(PYTHON_TESTS) || status=1; \
+	done; exit $$status
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

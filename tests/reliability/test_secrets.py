@@ -16,6 +16,7 @@ from botocore.config import Config
 from thinkagent import Agent, Model, ThinkAgentError, dump_messages
 from thinkagent.emulator import Emulator, Fault
 
+from ..conftest import needs_genai
 from .wires import QUESTION, get_weather, outcome
 
 SECRET = "sk-FAKE-s3cr3t-d0-n0t-l3ak-0123456789"
@@ -99,7 +100,16 @@ FAILURES: dict[str, Callable[[], Fault]] = {
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_stream"])
 @pytest.mark.parametrize(
-    "client", ["anthropic", "bedrock", "gemini", "vertex", "openai", "azure", "responses"]
+    "client",
+    [
+        "anthropic",
+        "bedrock",
+        pytest.param("gemini", marks=needs_genai),
+        pytest.param("vertex", marks=needs_genai),
+        "openai",
+        "azure",
+        "responses",
+    ],
 )
 async def test_a_clients_credentials_never_show(emu: Emulator, client: str, streamed: bool) -> None:
     lines = _Lines()
