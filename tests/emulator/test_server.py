@@ -399,6 +399,17 @@ VERTEX_PATH = (
     "gemini-2.5-flash:generateContent"
 )
 BEARER = {"authorization": "Bearer k"}
+OPENAI_TOO_LARGE = {
+    "message": "The request body exceeds the maximum size of 52428800 bytes.",
+    "type": "invalid_request_error",
+    "param": None,
+    "code": None,
+}
+GOOGLE_TOO_LARGE = {
+    "code": 400,
+    "message": "Request payload size exceeds the limit: 104857600 bytes.",
+    "status": "INVALID_ARGUMENT",
+}
 
 
 def declare(
@@ -442,46 +453,28 @@ def declare(
             GEMINI_PATH,
             GEMINI_HEADERS,
             400,
-            {
-                "code": 400,
-                "message": "Request payload size exceeds the limit: 104857600 bytes.",
-                "status": "INVALID_ARGUMENT",
-            },
+            GOOGLE_TOO_LARGE,
         ),
         (
             "vertex",
             VERTEX_PATH,
             BEARER,
             400,
-            {
-                "code": 400,
-                "message": "Request payload size exceeds the limit: 104857600 bytes.",
-                "status": "INVALID_ARGUMENT",
-            },
+            GOOGLE_TOO_LARGE,
         ),
         (
             "openai",
             "/v1/chat/completions",
             BEARER,
             413,
-            {
-                "message": "The request body exceeds the maximum size of 52428800 bytes.",
-                "type": "invalid_request_error",
-                "param": None,
-                "code": None,
-            },
+            OPENAI_TOO_LARGE,
         ),
         (
             "openai-responses",
             "/v1/responses",
             BEARER,
             413,
-            {
-                "message": "The request body exceeds the maximum size of 52428800 bytes.",
-                "type": "invalid_request_error",
-                "param": None,
-                "code": None,
-            },
+            OPENAI_TOO_LARGE,
         ),
     ],
 )

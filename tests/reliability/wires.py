@@ -1,5 +1,5 @@
 """The five wire APIs as the reliability tests drive them: one model per wire on the emulator,
-a thinking + tool question, and a run helper that reads a stream to its end."""
+a thinking + tool question, and `outcome`: a run's result or the error it raised."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from thinkagent import Agent, Model, RunResult, ThinkAgentError
 from thinkagent.emulator import Emulator
 
 from ..conftest import HAS_GENAI
+from ..support.claude import run
 
 Wire = Literal["anthropic", "bedrock", "gemini", "openai-chat", "responses"]
 WIRES: tuple[Wire, ...] = tuple(
@@ -87,16 +88,6 @@ async def wire_model(emu: Emulator, wire: Wire, *, retries: bool = True) -> Asyn
                 yield OpenAIResponsesModel("gpt-5", client=client)
         finally:
             await client.close()
-
-
-async def run(agent: Agent, prompt: str | None, *, streamed: bool, **kw: Any) -> RunResult:
-    """`agent.run`, or `agent.run_stream` read to its end."""
-    if not streamed:
-        return await agent.run(prompt, **kw)
-    async with agent.run_stream(prompt, **kw) as stream:
-        async for _ in stream:
-            pass
-    return stream.result
 
 
 async def outcome(
