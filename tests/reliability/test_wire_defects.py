@@ -25,6 +25,7 @@ from thinkagent.providers.bedrock import BedrockModel
 from .wires import QUESTION, WIRES, Wire, get_weather, outcome, wire_model
 
 BEDROCK_ID = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+WIRES_BY_PATH = ["anthropic", "bedrock", "gemini", "openai-chat", "responses"]
 
 # 2. A malformed 200 body is a ProviderError carrying a history that resumes, on every wire
 
@@ -154,6 +155,61 @@ async def test_defect_4_a_bedrock_stream_cancelled_before_its_headers_is_not_ret
             assert not reader.is_alive()
         assert server.requests == 1
         client.close()
+
+
+# 6. A lone surrogate that reaches the emulator is invalid JSON (a 400), not a crash (a 500)
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "body"),
+    [
+        (
+            "/v1/messages",
+            {"x-api-key": "k", "anthropic-version": "2023-06-01"},
+            {
+                "model": "claude-sonnet-4-5",
+                "max_tokens": 64,
+                "messages": [{"role": "user", "content": "x\ud800"}],
+            },
+        ),
+        (
+            f"/model/{BEDROCK_ID}/converse",
+            {"authorization": "AWS4-HMAC-SHA256 Credential=k"},
+            {"messages": [{"role": "user", "content": [{"text": "x\ud800"}]}]},
+        ),
+        (
+            "/v1beta/models/gemini-2.5-flash:generateContent",
+            {"x-goog-api-key": "k"},
+            {"contents": [{"role": "user", "parts": [{"text": "x\udfff"}]}]},
+        ),
+        (
+            "/v1/chat/completions",
+            {"authorization": "Bearer k"},
+            {"model": "gpt-5", "messages": [{"role": "user", "content": "x\ud800"}]},
+        ),
+        ("/v1/responses", {"authorization": "Bearer k"}, {"model": "gpt-5", "input": "x\ud800"}),
+    ],
+    ids=WIRES_BY_PATH,
+)
+def test_defect_6_the_emulator_refuses_a_lone_surrogate_as_invalid_json(
+    emu: Emulator, path: str, headers: dict[str, str], body: Any
+) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", emu.port, timeout=5)
+    connection.request(
+        "POST", path, json.dumps(body), {**headers, "content-type": "application/json"}
+    )
+    response = connection.getresponse()
+    assert response.status == 400
+    assert "The request body is not valid JSON." in response.read().decode()
+    connection.close()
+    # a surrogate pair (an emoji, escaped) is fine
+    connection = http.client.HTTPConnection("127.0.0.1", emu.port, timeout=5)
+    paired = (
+        json.dumps(body).replace("\\ud800", "\\ud83d\\ude00").replace("\\udfff", "\\ud83d\\ude00")
+    )
+    connection.request("POST", path, paired, {**headers, "content-type": "application/json"})
+    assert connection.getresponse().status == 200
+    connection.close()
 
 
 # 8. The emulator as a server: a size limit, a header timeout

@@ -418,13 +418,20 @@ async def _read_body(request: Request, limit: int) -> bytes | None:
 
 def _parse_json(raw: bytes) -> tuple[Any, bool]:
     """(the parsed body or ``None``, whether it is invalid). Nesting too deep for the
-    parser is invalid JSON too, not a crash."""
+    parser is invalid JSON too, not a crash, and so is a string holding half of a surrogate
+    pair (``"\\ud800"``): JSON text is Unicode, and the services' parsers refuse it."""
     if not raw:
         return None, False
     try:
-        return json.loads(raw), False
+        body = json.loads(raw)
     except (ValueError, RecursionError):
         return None, True
+    if b"\\ud" in raw or b"\\uD" in raw:  # an escaped surrogate: paired, or not
+        try:
+            json.dumps(body, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            return None, True
+    return body, False
 
 
 def _endpoint(
