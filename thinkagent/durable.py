@@ -69,6 +69,7 @@ __all__ = [
     "DurableRunContext",
     "ToolInterrupted",
     "WorkflowConflict",
+    "idempotency_key",
 ]
 
 OutputT = TypeVar("OutputT", default=str)
@@ -136,6 +137,21 @@ class DurableRunContext(RunContext[DepsT]):
     def idempotency_key(self) -> str:
         """`"<workflow id>:<step id>"`: the same on every attempt of this call, unique otherwise."""
         return f"{self.workflow_id}:{self.step_id}"
+
+
+def idempotency_key(ctx: RunContext[Any]) -> str:
+    """The idempotency key of the tool call `ctx` belongs to, in a durable run.
+
+    A tool takes `ctx: RunContext[D]` as usual; in a durable run that context is a
+    `DurableRunContext`, and this returns its `idempotency_key`. `ConfigurationError` outside a
+    durable run, where a call is never retried by recovery and has no such key.
+    """
+    if not isinstance(ctx, DurableRunContext):
+        raise ConfigurationError(
+            "idempotency_key(ctx) needs the context of a tool call in a durable run "
+            "(DurableAgent); this call is not running as a DBOS step"
+        )
+    return cast("DurableRunContext[Any]", ctx).idempotency_key
 
 
 class _Record(BaseModel):
