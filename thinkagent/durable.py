@@ -70,6 +70,7 @@ __all__ = [
     "ToolInterrupted",
     "WorkflowConflict",
     "idempotency_key",
+    "recover_runs",
 ]
 
 OutputT = TypeVar("OutputT", default=str)
@@ -151,7 +152,7 @@ def idempotency_key(ctx: RunContext[Any]) -> str:
             "idempotency_key(ctx) needs the context of a tool call in a durable run "
             "(DurableAgent); this call is not running as a DBOS step"
         )
-    return cast("DurableRunContext[Any]", ctx).idempotency_key
+    return ctx.idempotency_key
 
 
 class _Record(BaseModel):
@@ -341,7 +342,7 @@ class DurableAgent(Generic[DepsT, OutputT]):
         request = await self._admit(prompt, workflow_id, history, deps, approvals)
         with SetWorkflowID(workflow_id) if workflow_id else nullcontext():
             handle = await DBOS.start_workflow_async(self._workflow, request)
-        return DurableRun(self, handle.get_workflow_id())
+        return DurableRun(self, handle.get_workflow_id(), handle)
 
     async def enqueue(
         self,
@@ -374,7 +375,7 @@ class DurableAgent(Generic[DepsT, OutputT]):
             SetEnqueueOptions(queue_partition_key=partition_key),
         ):
             handle = await found.enqueue_async(self._workflow, request)
-        return DurableRun(self, handle.get_workflow_id())
+        return DurableRun(self, handle.get_workflow_id(), handle)
 
     def retrieve(self, workflow_id: str) -> DurableRun[OutputT]:
         """The handle of a run started earlier, by any process: its status, events, result."""
@@ -397,7 +398,7 @@ class DurableAgent(Generic[DepsT, OutputT]):
                 call_id: decision if isinstance(decision, bool) else decision.reason
                 for call_id, decision in (approvals or {}).items()
             },
-        ).model_dump_json(exclude_defaults=True)
+        ).model_dump_json(exclude_none=True)
         if workflow_id is not None:
             status = await DBOS.get_workflow_status_async(workflow_id)
             if status is not None:
@@ -492,9 +493,8 @@ class DurableAgent(Generic[DepsT, OutputT]):
             result = stream.result
         except _Interrupted as signal:
             raise signal.error from None
-        finally:
-            if self.events:
-                await DBOS.close_stream_async(EVENTS_STREAM)
+        if self.events:  # a failed run ends its stream by ending (no step here: replays agree)
+            await DBOS.close_stream_async(EVENTS_STREAM)
         pending = [call.id for call in result.pending_approvals]
         output = None if pending else self._output.dump_python(result.output, mode="json")
         return _RunOutcome(
@@ -597,9 +597,12 @@ class DurableRun(Generic[OutputT]):
     (`DurableAgent.retrieve`), before or after the process that runs it restarted.
     """
 
-    def __init__(self, agent: DurableAgent[Any, OutputT], workflow_id: str) -> None:
+    def __init__(
+        self, agent: DurableAgent[Any, OutputT], workflow_id: str, handle: Any = None
+    ) -> None:
         self.agent = agent
         self.workflow_id = workflow_id
+        self._handle = handle  # DBOS's handle when this process started the run
 
     def __repr__(self) -> str:
         return f"DurableRun({self.workflow_id!r})"
@@ -613,7 +616,7 @@ class DurableRun(Generic[OutputT]):
 
     async def result(self) -> RunResult[OutputT]:
         """Wait for the run's result; raises what the run raised (with its evidence)."""
-        handle: Any = await DBOS.retrieve_workflow_async(self.workflow_id)
+        handle: Any = self._handle or await DBOS.retrieve_workflow_async(self.workflow_id)
         text: object = await handle.get_result()
         return self.agent._decode_result(self.workflow_id, text)  # pyright: ignore[reportPrivateUsage]
 
@@ -827,6 +830,23 @@ def _error_class(name: str) -> type[Exception]:
     if not name.isidentifier():
         name = "ToolFailure"
     return type(name, (_ReplayedError,), {"__module__": __name__})
+
+
+async def recover_runs(executor_id: str, *, queue: str) -> list[str]:
+    """Put the runs a dead worker left pending back on `queue`, for the live workers; returns
+    their workflow ids.
+
+    DBOS tags each run with the executor (worker) that runs it and, self-hosted, recovers a
+    worker's runs when a process with the same `executor_id` starts again. When the worker is
+    gone for good, whatever noticed (a supervisor, a health check) calls this from any process
+    with DBOS launched; DBOS Conductor does the same by itself. Each run continues from its
+    last completed step on the worker that dequeues it; were the worker not dead after all, DBOS
+    stops the older execution at its next checkpoint.
+    """
+    pending = await DBOS.list_workflows_async(status="PENDING", executor_id=executor_id)
+    for status in pending:
+        await DBOS.resume_workflow_async(status.workflow_id, queue_name=queue)
+    return [status.workflow_id for status in pending]
 
 
 def _prompt_record(prompt: UserPrompt | None) -> str | Message | None:
