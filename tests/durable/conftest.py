@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("dbos", reason="durable runs need the dbos extra (thinkagent[dbos])")
 
-from dbos import DBOS  # noqa: E402
+from dbos import DBOS
 
 _names = itertools.count()
 

@@ -64,7 +64,7 @@ def calls(log: Path) -> list[list[str]]:
     return [line.split() for line in log.read_text().splitlines()] if log.exists() else []
 
 
-async def reference_history() -> str:
+def reference_history() -> str:
     """The same run, not durable, in this process, on a fresh emulator."""
     from tests.durable.worker import get_forecast, get_weather  # the same tools
 
@@ -74,7 +74,7 @@ async def reference_history() -> str:
             client=fresh.anthropic_client(max_retries=0),
             thinking=ClaudeThinking.adaptive(),
         )
-        result = await Agent(model, tools=[get_weather, get_forecast]).run(PROMPT)
+        result = Agent(model, tools=[get_weather, get_forecast]).run_sync(PROMPT)
     return dump_messages(result.messages)
 
 
@@ -82,7 +82,7 @@ def first_request_count(emu: Emulator) -> int:
     return sum(1 for r in emu.requests if r.api == "anthropic" and len(r.body["messages"]) == 1)
 
 
-async def test_a_run_killed_mid_tool_is_resumed_by_a_new_process_without_asking_again(
+def test_a_run_killed_mid_tool_is_resumed_by_a_new_process_without_asking_again(
     tmp_path: Path, emu: Emulator
 ) -> None:
     db, log, out = f"sqlite:///{tmp_path / 'dbos.sqlite'}", tmp_path / "calls", tmp_path / "out"
@@ -104,7 +104,7 @@ async def test_a_run_killed_mid_tool_is_resumed_by_a_new_process_without_asking_
     assert first_request_count(emu) == 1  # the first thinking turn was paid for once
     assert len(bodies) == len(set(bodies)) == 3  # no request sent twice
     history = out.read_text()
-    assert history == await reference_history()  # byte for byte, signatures included
+    assert history == reference_history()  # byte for byte, signatures included
     validate_history(load_messages(history))
     tools = [(c[0], c[1], c[3]) for c in calls(log)]
     weather = [t for t in tools if t[0] == "get_weather"]
@@ -113,7 +113,7 @@ async def test_a_run_killed_mid_tool_is_resumed_by_a_new_process_without_asking_
     assert len(forecast) == 2 and forecast[0][1] == forecast[1][1]  # rerun, same idempotency key
 
 
-async def test_a_tool_marked_not_idempotent_is_not_run_again_after_a_crash(
+def test_a_tool_marked_not_idempotent_is_not_run_again_after_a_crash(
     tmp_path: Path, emu: Emulator
 ) -> None:
     db, log, out = f"sqlite:///{tmp_path / 'dbos.sqlite'}", tmp_path / "calls", tmp_path / "out"
@@ -162,7 +162,7 @@ def postgres() -> Iterator[str]:
     subprocess.run(["bash", str(HERE / "postgres.sh"), "stop", directory], timeout=60, check=False)
 
 
-async def test_queue_workers_on_postgres_share_the_runs_and_recover_a_killed_one(
+def test_queue_workers_on_postgres_share_the_runs_and_recover_a_killed_one(
     tmp_path: Path, postgres: str, emu: Emulator
 ) -> None:
     from tests.durable.worker import PROVIDER_CONCURRENCY, WORKER_CONCURRENCY
@@ -196,7 +196,7 @@ async def test_queue_workers_on_postgres_share_the_runs_and_recover_a_killed_one
     report = json.loads(out.read_text())
     assert report["recovered"]  # worker-a had runs in flight
     assert set(report["statuses"].values()) == {"SUCCESS"}
-    expected = await reference_history()
+    expected = reference_history()
     assert len(report["results"]) == runs
     for history in report["results"].values():
         validate_history(load_messages(history))

@@ -77,17 +77,11 @@ async def run(db: str, url: str, workflow_id: str, out: str) -> None:
     DBOS.launch()
     try:
         result = await worker.run(PROMPT, workflow_id=workflow_id)
-        Path(out).write_text(dump_messages(result.messages))
+        _write(out, dump_messages(result.messages))
     except Exception as exc:
-        Path(out + ".error").write_text(
-            json.dumps(
-                {
-                    "type": type(exc).__name__,
-                    "message": str(exc),
-                    "messages": json.loads(dump_messages(getattr(exc, "messages", []))),
-                }
-            )
-        )
+        evidence = json.loads(dump_messages(getattr(exc, "messages", [])))
+        error = {"type": type(exc).__name__, "message": str(exc), "messages": evidence}
+        _write(out + ".error", json.dumps(error))
     finally:
         DBOS.destroy()
 
@@ -126,17 +120,22 @@ async def drive(db: str, url: str, out: str, runs: int) -> None:
             await worker.enqueue(PROMPT, queue=QUEUE, workflow_id=f"run-{i}") for i in range(runs)
         ]
         print("enqueued", flush=True)
-        killed = Path(out + ".killed")
-        while not killed.exists():
-            await asyncio.sleep(0.05)
+        await asyncio.to_thread(_wait_for, Path(out + ".killed"))
         recovered = await recover_runs("worker-a", queue=QUEUE)
         results = {run.workflow_id: dump_messages((await run.result()).messages) for run in handles}
         statuses = {run.workflow_id: await run.status() for run in handles}
-        Path(out).write_text(
-            json.dumps({"recovered": recovered, "results": results, "statuses": statuses})
-        )
+        _write(out, json.dumps({"recovered": recovered, "results": results, "statuses": statuses}))
     finally:
         DBOS.destroy()
+
+
+def _write(path: str, text: str) -> None:
+    Path(path).write_text(text)
+
+
+def _wait_for(path: Path) -> None:
+    while not path.exists():
+        time.sleep(0.05)
 
 
 if __name__ == "__main__":
