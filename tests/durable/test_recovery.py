@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from thinkagent import Agent, dump_messages, load_messages, validate_history
-from thinkagent.emulator import Emulator
+from thinkagent.emulator import Emulator, Fault
 from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
 
 HERE = Path(__file__).parent
@@ -111,6 +111,30 @@ def test_a_run_killed_mid_tool_is_resumed_by_a_new_process_without_asking_again(
     forecast = [t for t in tools if t[0] == "get_forecast" and t[2] == "start"]
     assert len(weather) == 1  # completed before the kill: not run again
     assert len(forecast) == 2 and forecast[0][1] == forecast[1][1]  # rerun, same idempotency key
+
+
+def test_a_request_streaming_when_its_process_died_is_sent_again_and_no_partial_is_kept(
+    tmp_path: Path, emu: Emulator
+) -> None:
+    db, out = f"sqlite:///{tmp_path / 'dbos.sqlite'}", tmp_path / "out"
+    emu.inject(Fault.slow(0.15, api="anthropic"))  # the first request streams slowly
+    crashing = spawn("run", db, emu.url, "c", str(out), STREAM_DELTAS="1")
+    wait_for(lambda: len(emu.requests) == 1 or crashing.poll() is not None, "the first request")
+    time.sleep(1.0)  # some deltas are published, the response is not complete
+    kill(crashing)
+
+    finish(spawn("run", db, emu.url, "c", str(out), STREAM_DELTAS="1"))
+
+    assert first_request_count(emu) == 2  # the interrupted request, sent again
+    assert len(emu.requests) == 4
+    history = out.read_text()
+    assert history == reference_history()  # the partial never entered the history
+    events = json.loads(Path(f"{out}.events").read_text())
+    restarted = events.index(["WarningEvent", "request_restarted"])
+    first = next(i for i, e in enumerate(events) if e[0] == "ModelResponse")
+    assert 0 < restarted < first  # partial deltas, the restart, then the request's deltas
+    thinking = "".join(e[1] for e in events[restarted:first] if e[0] == "ThinkingDelta")
+    assert thinking == load_messages(history)[1].thinking[0].text
 
 
 def test_a_tool_marked_not_idempotent_is_not_run_again_after_a_crash(

@@ -6,7 +6,8 @@
                                                         OUT.killed, recover worker-a's runs,
                                                         write every run's history to OUT
 
-Environment: SLOW_SECONDS (how long get_forecast sleeps), CALLS (a file each tool call appends
+Environment: STREAM_DELTAS (stream the model requests, publish their deltas; `run` then writes
+what a follower reads to OUT.events), SLOW_SECONDS (how long get_forecast sleeps), CALLS (a file each tool call appends
 a line to: "<tool> <workflow id> <executor> start|end <time>"), NOT_IDEMPOTENT (tools listed,
 comma-separated).
 """
@@ -64,7 +65,8 @@ def agent(url: str) -> Agent:
 
 def durable(url: str) -> DurableAgent:
     listed = [name for name in os.environ.get("NOT_IDEMPOTENT", "").split(",") if name]
-    return DurableAgent(agent(url), name="weather", not_idempotent=listed)
+    deltas = bool(os.environ.get("STREAM_DELTAS"))
+    return DurableAgent(agent(url), name="weather", not_idempotent=listed, stream_deltas=deltas)
 
 
 def configure(db: str, **extra: object) -> None:
@@ -78,6 +80,9 @@ async def run(db: str, url: str, workflow_id: str, out: str) -> None:
     try:
         result = await worker.run(PROMPT, workflow_id=workflow_id)
         _write(out, dump_messages(result.messages))
+        if os.environ.get("STREAM_DELTAS"):  # what a follower of the run reads
+            events = [_describe(e) async for e in worker.retrieve(workflow_id).events()]
+            _write(out + ".events", json.dumps(events))
     except Exception as exc:
         evidence = json.loads(dump_messages(getattr(exc, "messages", [])))
         error = {"type": type(exc).__name__, "message": str(exc), "messages": evidence}
@@ -127,6 +132,11 @@ async def drive(db: str, url: str, out: str, runs: int) -> None:
         _write(out, json.dumps({"recovered": recovered, "results": results, "statuses": statuses}))
     finally:
         DBOS.destroy()
+
+
+def _describe(event: object) -> list[str]:
+    code = getattr(event, "code", None)
+    return [type(event).__name__, code or getattr(event, "text", None) or ""]
 
 
 def _write(path: str, text: str) -> None:
