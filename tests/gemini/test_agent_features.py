@@ -140,6 +140,7 @@ async def test_gemini_2_5_takes_no_media_in_a_tool_result(
         ("vertex", Image(data=b"\0" * (7 * 1024 * 1024 + 1), media_type="image/png"), "over"),
         ("gemini", Image(data=PNG, media_type="image/gif"), "takes no image of type"),
         ("vertex", Document(data=b"# notes", media_type="text/markdown"), "of type"),
+        ("gemini", Image(url="https://example.com/map.gif"), "of type 'image/gif'"),
     ],
     indirect=["client"],
 )

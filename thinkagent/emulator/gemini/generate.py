@@ -17,7 +17,9 @@ only with ``includeThoughts``), the answer or a short preamble as text, then
 ``thoughtSignature`` (standard base64), later parallel calls none. A final answer carries
 its signature on its text part; streamed, it comes on a trailing empty text part.
 ``finishReason`` is ``STOP`` for calls too (with ``finishMessage``); ``usageMetadata``
-counts ``thoughtsTokenCount`` apart from ``candidatesTokenCount``. A stream sends one
+counts ``thoughtsTokenCount`` apart from ``candidatesTokenCount``, and
+``cachedContentTokenCount`` for the prefix implicit caching served (each platform keeps its
+own :class:`~thinkagent.emulator.caching.PrefixCache`, per model). A stream sends one
 ``data: {GenerateContentResponse}\\r\\n\\r\\n`` per thought piece, text piece and step of
 calls; the last one has ``finishReason`` and ``usageMetadata``.
 """

@@ -8,8 +8,8 @@ the wording of some errors (a :class:`GeminiPlatform` each). A refused request r
 
 Models (by name):
 
-* ``gemini-3-*`` (and later: ``gemini-3.1-*``...) always think (``thinkingLevel``
-  ``MINIMAL`` to ``XHIGH``, default ``HIGH``; a ``thinkingBudget`` is accepted too) and
+* ``gemini-3-*`` (and later: ``gemini-3.1-*``...) always think (``thinkingLevel``, the
+  levels each model takes: :attr:`GeminiProfile.levels`; a ``thinkingBudget`` is accepted too) and
   always return thought signatures, with or without ``includeThoughts``. A function call
   of the current turn without its signature is refused.
 * ``gemini-2.5-pro`` / ``-flash`` / ``-flash-lite`` take budgets (``0`` turns thinking off
@@ -189,10 +189,23 @@ class GeminiProfile:
     name: str
     family: Literal["3", "2.5"]
     variant: Literal["pro", "flash", "flash-lite", "other"]
+    version: tuple[int, int] = (3, 0)
 
     @property
     def always_thinks(self) -> bool:
         return self.family == "3" or self.variant == "pro"
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """The thinking levels a Gemini 3 model takes (Vertex AI's thinking guide, per
+        model): Gemini 3 Pro ``LOW`` and ``HIGH``; the Flash and Flash-Lite models up to
+        3.6 ``MINIMAL`` to ``HIGH``; the others ``LOW``, ``MEDIUM`` and ``HIGH``. None takes
+        ``XHIGH``."""
+        if self.variant == "pro" and self.version == (3, 0):
+            return ("LOW", "HIGH")
+        if self.variant in ("flash", "flash-lite") and self.version <= (3, 6):
+            return ("MINIMAL", "LOW", "MEDIUM", "HIGH")
+        return ("LOW", "MEDIUM", "HIGH")
 
     @property
     def cache_minimum(self) -> int:
@@ -223,7 +236,7 @@ def gemini_profile(name: str) -> GeminiProfile | None:
         if rest.startswith("pro")
         else "other"
     )
-    return GeminiProfile(name, family, variant)
+    return GeminiProfile(name, family, variant, version)
 
 
 def signature_kind(model: GeminiProfile) -> str:
@@ -654,6 +667,14 @@ def _thinking(
                 f"model. Learn more: {VERTEX_MODEL_DOCS}"
                 if platform.vertex
                 else "Thinking level is not supported for this model."
+            )
+        if level not in model.levels:
+            raise _invalid(
+                f"Unable to submit request because thinking_level {level} is not supported by "
+                f"this model. Learn more: {VERTEX_MODEL_DOCS}"
+                if platform.vertex
+                else f"Thinking level {level} is not supported for this model. Please retry "
+                "with other thinking level."
             )
         return True, include, None, _EFFORT[cast("str", level)]
     if raw_budget is None:

@@ -357,18 +357,24 @@ def media_type(part: Image | Document) -> str | None:
 
 def media_problem(part: Image | Document, *, scope: str, in_result: bool) -> str | None:
     """What the profile cannot say about `part`: the inline limit of its kind on this scope,
-    and the narrower rules of a function response (fewer types, no URL on the Gemini API)."""
-    if in_result:
-        kind = media_type(part)
-        if kind not in _RESULT_TYPES:
-            allowed = ", ".join(sorted(_RESULT_TYPES))
-            return f"a Gemini function response takes no {part.kind} of type {kind!r} ({allowed})"
-        if part.url is not None and scope == "gemini":
-            return f"the Gemini API takes no {part.kind} by URL in a function response"
+    the type a URL names, and the narrower rules of a function response (fewer types, a
+    known type, no URL on the Gemini API)."""
+    kind = media_type(part)
+    allowed = (
+        _RESULT_TYPES if in_result else IMAGE_TYPES | _DOCUMENT_TYPES.get(scope, _RESULT_TYPES)
+    )
+    platform = "Vertex AI" if scope == "vertex" else "the Gemini API"
+    where = "a Gemini function response" if in_result else platform
+    if kind is None and in_result:
+        return f"{where} needs the media type of the {part.kind} at {part.url!r}"
+    if kind is not None and kind not in allowed:
+        return f"{where} takes no {part.kind} of type {kind!r} ({', '.join(sorted(allowed))})"
+    if in_result and part.url is not None and scope == "gemini":
+        return f"the Gemini API takes no {part.kind} by URL in a function response"
     limit = _IMAGE_BYTES.get(scope) if part.kind == "image" else _DOCUMENT_BYTES
     size = len(part.data) if part.data is not None else 0
     if limit is not None and size > limit:
-        return f"the {part.kind} has {size} bytes, over the limit of {limit} for {scope}"
+        return f"the {part.kind} has {size} bytes, over the limit of {limit} on {platform}"
     return None
 
 

@@ -15,7 +15,8 @@ A response becomes one assistant `Message`, part for part and in order: `thought
 carried it (an empty text part that only carries a signature is kept), as standard base64 of
 its bytes. On later turns the parts of this scope (`"gemini"` or `"vertex"`, whichever the
 client talks to) go back in order with each signature on its part, byte for byte; signatures
-of another scope, or of another Gemini generation, are never sent. See
+of another scope, or of another Gemini generation, are never sent; every request starts with
+the bytes of the one before it, so the service's implicit cache serves that prefix. See
 `docs/providers/gemini.md`.
 """
 
@@ -154,6 +155,11 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
       request (`top_k`, `seed`, `safety_settings`, `response_mime_type`...).
 
     Conflicting settings raise `ConfigurationError` here, before anything is sent.
+
+    Per request: `ModelSettings(thinking=...)` becomes a level on Gemini 3 and a budget on
+    Gemini 2.5 (`_rules.thinking_for_setting`, with its warnings); images and documents go as
+    inline or file data, tool-result media as function response parts (Gemini 3); a native
+    `OutputSpec` as `response_json_schema` (Gemini 3: see `profile`).
     """
 
     def __init__(
