@@ -9,6 +9,7 @@ import pytest
 from google import genai
 from google.genai import types
 
+from tests.support.gemini import api_fixture, client_fixture  # noqa: F401 (fixtures)
 from thinkagent.emulator import Emulator
 from thinkagent.emulator.caching import CacheRules, PrefixCache, Segment, segment
 
@@ -85,11 +86,6 @@ def test_the_cache_is_bounded_and_clears() -> None:
 
 
 # --- Gemini's implicit caching ----------------------------------------------------------------
-
-
-@pytest.fixture(params=["gemini", "vertex"])
-def client(request: pytest.FixtureRequest) -> genai.Client:
-    return request.getfixturevalue(f"{request.param}_client")
 
 
 def instructions(tokens: int) -> str:

@@ -7,6 +7,8 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
+from tests.support.gemini import api_fixture, client_fixture  # noqa: F401 (fixtures)
+
 from .test_gemini import client_error
 
 LEVELS = {
@@ -15,16 +17,6 @@ LEVELS = {
     "gemini-3.1-pro-preview": ("LOW", "MEDIUM", "HIGH"),
     "gemini-3.8-flash": ("LOW", "MEDIUM", "HIGH"),
 }
-
-
-@pytest.fixture(params=["gemini", "vertex"])
-def api(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-@pytest.fixture
-def client(api: str, request: pytest.FixtureRequest) -> genai.Client:
-    return request.getfixturevalue(f"{api}_client")
 
 
 def refusal(api: str, level: str) -> str:

@@ -13,6 +13,7 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
+from tests.support.gemini import api_fixture, client_fixture  # noqa: F401 (fixtures)
 from thinkagent.emulator import Emulator
 from thinkagent.emulator.framework import WireError
 from thinkagent.emulator.gemini.rules import GEMINI_API, VERTEX_AI, gemini_profile, parse_request
@@ -23,16 +24,6 @@ from .test_gemini import G3, TOOLS, client_error, raw_post, user
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(200))
 PDF = b"%PDF-1.4\n" + b"page " * 40 + b"%%EOF\n"
 VERTEX_DOCS = "https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini"
-
-
-@pytest.fixture(params=["gemini", "vertex"])
-def api(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-@pytest.fixture
-def client(api: str, request: pytest.FixtureRequest) -> genai.Client:
-    return request.getfixturevalue(f"{api}_client")
 
 
 def blob(data: bytes, mime_type: str) -> types.Part:

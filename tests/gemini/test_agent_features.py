@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from tests.support import recorded
+from tests.support.gemini import api_fixture, client_fixture, run  # noqa: F401 (fixtures)
 from thinkagent import (
     Agent,
     ConfigurationError,
@@ -49,12 +50,6 @@ def get_weather(city: str) -> str:
 def screenshot(city: str) -> Image:
     """A screenshot of the weather map of a city."""
     return Image(data=PNG, media_type="image/png")
-
-
-@pytest.fixture(params=["gemini", "vertex"])
-def client(request: pytest.FixtureRequest) -> Any:
-    """The suite's `gemini_client` or `vertex_client`."""
-    return request.getfixturevalue(f"{request.param}_client")
 
 
 def bodies(emu: Emulator) -> list[dict[str, Any]]:
@@ -135,14 +130,13 @@ async def test_gemini_2_5_takes_no_media_in_a_tool_result(
 
 
 @pytest.mark.parametrize(
-    ("client", "part", "problem"),
+    ("api", "part", "problem"),
     [
         ("vertex", Image(data=b"\0" * (7 * 1024 * 1024 + 1), media_type="image/png"), "over"),
         ("gemini", Image(data=PNG, media_type="image/gif"), "takes no image of type"),
         ("vertex", Document(data=b"# notes", media_type="text/markdown"), "of type"),
         ("gemini", Image(url="https://example.com/map.gif"), "of type 'image/gif'"),
     ],
-    indirect=["client"],
 )
 async def test_media_a_model_cannot_take_is_refused_before_sending(
     emu: Emulator, client: Any, part: Image | Document, problem: str
@@ -172,13 +166,7 @@ async def test_gemini_3_answers_in_json_with_thinking_and_tools(
     emu: Emulator, client: Any, stream: bool
 ) -> None:
     agent = Agent(GeminiModel(G3, client=client), output_type=Weather, tools=[get_weather])
-    if stream:
-        async with agent.run_stream("What's the weather in Paris?") as events:
-            async for _ in events:
-                pass
-        result = events.result
-    else:
-        result = await agent.run("What's the weather in Paris?")
+    result = await run(agent, "What's the weather in Paris?", stream=stream)
     assert isinstance(result.output, Weather)
     for body in bodies(emu):
         config = body["generationConfig"]

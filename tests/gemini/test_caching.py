@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from thinkagent import Agent, ModelSettings, RunResult
+from tests.support.gemini import api_fixture, client_fixture, run  # noqa: F401 (fixtures)
+from thinkagent import Agent, ModelSettings
 from thinkagent.emulator import Emulator
 from thinkagent.providers.gemini import GeminiModel
 
@@ -28,20 +29,6 @@ def get_weather(city: str) -> str:
 def get_time(city: str) -> str:
     """Local time in a city."""
     return f"14:05 in {city}"
-
-
-@pytest.fixture(params=["gemini", "vertex"])
-def client(request: pytest.FixtureRequest) -> Any:
-    return request.getfixturevalue(f"{request.param}_client")
-
-
-async def run(agent: Agent, prompt: str, *, stream: bool) -> RunResult[Any]:
-    if not stream:
-        return await agent.run(prompt)
-    async with agent.run_stream(prompt) as events:
-        async for _ in events:
-            pass
-    return events.result
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
