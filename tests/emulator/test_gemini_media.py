@@ -77,6 +77,15 @@ async def test_a_media_type_the_model_does_not_take_is_refused(
         assert client_error(exc) == unsupported(api, mime_type)
 
 
+async def test_audio_and_video_are_taken_as_documents(client: genai.Client) -> None:
+    parts = [blob(b"ID3", "audio/mpeg"), blob(b"\0\0\0 ftyp", "video/mp4")]
+    reply = await client.aio.models.generate_content(
+        model=G3, contents=[types.Content(role="user", parts=parts)]
+    )
+    text = reply.text or ""
+    assert "a document (audio/mpeg, 3 bytes)" in text and "a document (video/mp4, 8 bytes)" in text
+
+
 async def test_text_documents_differ_by_platform(
     gemini_client: genai.Client, vertex_client: genai.Client
 ) -> None:

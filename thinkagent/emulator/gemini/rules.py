@@ -156,6 +156,7 @@ FUNCTION_RESPONSE_TYPES = frozenset(
 )
 """Media types a Gemini 3 function response may carry (the function calling guide,
 "Multimodal function responses")."""
+_AUDIO_VIDEO = ("audio/", "video/")
 FUNCTION_CALLING_DOCS = (
     "https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling"
 )
@@ -358,7 +359,7 @@ def _type_error(path: str, kind: str, value: Any) -> WireError:
     return _invalid(f"Invalid value at '{path}' ({kind}), {_canonical(value)}")
 
 
-class _Media:
+class _MediaReader:
     """Reads the media of one request, for one model on one platform: inline and file data
     in contents and (Gemini 3) in function responses, checked against the platform's types
     and sizes; the inline bytes are counted against the request payload limit."""
@@ -426,8 +427,8 @@ class _Media:
         if mime_type in IMAGE_TYPES:
             return "image", mime_type
         if mime_type in documents or (
-            documents is not FUNCTION_RESPONSE_TYPES and mime_type.startswith(("audio/", "video/"))
-        ):  # audio and video have no kind of their own in the neutral vocabulary
+            documents is self.platform.document_types and mime_type.startswith(_AUDIO_VIDEO)
+        ):  # prompts take audio and video too; the neutral vocabulary calls them documents
             return "document", mime_type
         raise _invalid(self.platform.unsupported_mime(raw if isinstance(raw, str) else ""))
 
@@ -484,7 +485,7 @@ def _check_refs(value: Any, names: set[str]) -> None:
             _check_refs(item, names)
 
 
-def _parse_part(raw: Any, i: int, j: int, media: _Media) -> _Part:
+def _parse_part(raw: Any, i: int, j: int, media: _MediaReader) -> _Part:
     part = mapping_or_none(raw)
     path = f"contents[{i}].parts[{j}]"
     if part is None:
@@ -538,7 +539,7 @@ def _parse_part(raw: Any, i: int, j: int, media: _Media) -> _Part:
     )
 
 
-def _parse_contents(raw: Any, media: _Media) -> list[_Content]:
+def _parse_contents(raw: Any, media: _MediaReader) -> list[_Content]:
     items = list_or_none(raw)
     if not items:
         raise _invalid("* GenerateContentRequest.contents: contents is not specified")
@@ -971,7 +972,7 @@ def parse_request(
     """Validate a ``GenerateContentRequest`` for ``model`` (see :func:`gemini_profile`) and
     build its neutral view. Raises :class:`~thinkagent.emulator.framework.WireError` with
     the real status and message."""
-    contents = _merge_turns(_parse_contents(body.get("contents"), _Media(model, platform)))
+    contents = _merge_turns(_parse_contents(body.get("contents"), _MediaReader(model, platform)))
     generation = as_mapping(_get(body, "generationConfig"))
     thinking, include, budget, effort = _thinking(
         as_mapping(_get(generation, "thinkingConfig")), model, platform
