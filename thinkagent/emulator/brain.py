@@ -44,7 +44,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from .encoding import as_list, as_mapping, mapping_or_none
@@ -60,7 +60,14 @@ from .model import (
     Turn,
 )
 
-__all__ = ["MAGIC_REDACTED_PROMPT", "count_tokens", "plan", "reply_usage", "subjects"]
+__all__ = [
+    "MAGIC_REDACTED_PROMPT",
+    "count_tokens",
+    "plan",
+    "prefix_tokens",
+    "reply_usage",
+    "subjects",
+]
 
 #: Anthropic's documented test prompt that makes Claude return redacted thinking.
 MAGIC_REDACTED_PROMPT = (
@@ -517,16 +524,7 @@ def reply_usage(
     """Token usage of ``reply`` for ``conversation``: input from every text, tool and
     schema in the request; output from the reply's text, calls and thinking (or
     ``hidden_thinking`` when the visible thinking was redacted or omitted)."""
-    parts: list[str] = [conversation.system]
-    for turn in conversation.turns:
-        parts.append(turn.text)
-        parts.append(turn.thinking)
-        parts.extend(_format_args(c.arguments) + c.name for c in turn.calls)
-        parts.extend(r.content for r in turn.results)
-    parts.extend(
-        t.name + t.description + json.dumps(t.schema, sort_keys=True) for t in conversation.tools
-    )
-    input_tokens = 8 + 4 * len(conversation.turns) + sum(count_tokens(p) for p in parts if p)
+    input_tokens = sum(prefix_tokens(conversation))
     thinking = hidden_thinking if hidden_thinking is not None else (reply.thinking or "")
     thinking_tokens = count_tokens(thinking)
     output = thinking_tokens + count_tokens(reply.text)
@@ -534,6 +532,27 @@ def reply_usage(
     return ReplyUsage(
         input_tokens=input_tokens, output_tokens=max(output, 1), thinking_tokens=thinking_tokens
     )
+
+
+def prefix_tokens(conversation: Conversation) -> list[int]:
+    """The input tokens of each piece of ``conversation`` as a service reads it, as
+    :func:`reply_usage` counts them (they add up to its ``input_tokens``): first the system
+    text and the tools, which every request of a conversation starts with, then each turn.
+    Prompt caching (:mod:`~thinkagent.emulator.caching`) counts cached prefixes with them."""
+    tools = (
+        t.name + t.description + json.dumps(t.schema, sort_keys=True) for t in conversation.tools
+    )
+    counts = [8 + _tokens([conversation.system, *tools])]
+    for turn in conversation.turns:
+        texts = [turn.text, turn.thinking]
+        texts.extend(_format_args(c.arguments) + c.name for c in turn.calls)
+        texts.extend(r.content for r in turn.results)
+        counts.append(4 + _tokens(texts))
+    return counts
+
+
+def _tokens(texts: Iterable[str]) -> int:
+    return sum(count_tokens(t) for t in texts if t)
 
 
 _SENTENCE_RE = re.compile(r"[^.!?\n]+")
