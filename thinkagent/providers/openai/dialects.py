@@ -108,10 +108,10 @@ _FIELDS: Mapping[str, str] = {
 
 _IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _MB = 1024 * 1024
-_OPENAI_MEDIA = MediaSupport(_IMAGES | {"application/pdf"}, urls=True, max_bytes=50 * _MB)
-"""OpenAI Chat Completions: PNG, JPEG, WEBP and non-animated GIF images by bytes or URL, PDFs
-as `file` parts, 50 MB a request, no media in tool messages (text only); a PDF by URL is
-refused there by the adapter (developers.openai.com/api/docs/guides/file-inputs)."""
+_OPENAI_MEDIA = MediaSupport(_IMAGES | {"application/pdf"}, urls=True, max_bytes=20 * _MB)
+"""OpenAI Chat Completions: PNG, JPEG, WEBP and non-animated GIF images by bytes or URL (20 MB
+each), PDFs as `file` parts, no media in tool messages (text only); a PDF by URL is refused
+there by the adapter (developers.openai.com/api/docs/guides/images-vision, .../file-inputs)."""
 _VISION = MediaSupport(_IMAGES, urls=True, max_bytes=20 * _MB)
 """Hosts whose vision models take `image_url` parts (bytes as data URLs, or URLs)."""
 
@@ -285,7 +285,7 @@ DIALECTS: Mapping[str, ChatDialect] = {
             replay="always",
             switch="openrouter",
             efforts=("minimal", "low", "medium", "high", "xhigh"),
-            media=MediaSupport(_IMAGES | {"application/pdf"}, urls=True, max_bytes=50 * _MB),
+            media=_OPENAI_MEDIA,
             hosts=("openrouter.ai",),
             base_url="https://openrouter.ai/api/v1",
             api_key_env="OPENROUTER_API_KEY",

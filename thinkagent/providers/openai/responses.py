@@ -140,11 +140,11 @@ _PROFILE = ModelProfile(
             }
         ),
         urls=True,
-        max_bytes=50 * _MB,
+        max_bytes=20 * _MB,
         in_tool_results=True,
     ),
 )
-"""Images and files by bytes or URL, 50 MB a request, also in tool results
+"""Images and files by bytes or URL (20 MB each, the images' limit), also in tool results
 (developers.openai.com/api/docs/guides/images-vision, .../file-inputs)."""
 
 _SEPARATOR = "\n\n"
