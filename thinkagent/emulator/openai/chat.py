@@ -704,7 +704,20 @@ class OpenAIChatAPI(OpenAIWire):
                 events.append(
                     chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
                 )
-        events.append(chunk({}, rendered.finish))
+        if parsed.model.family == "mistral":  # usage on its last chunk, never asked for
+            events.append(
+                sse_data(
+                    {
+                        **base,
+                        "choices": [
+                            {"index": 0, "delta": {}, "logprobs": None, "finish_reason": rendered.finish}
+                        ],
+                        "usage": _usage(parsed, reply),
+                    }
+                )
+            )
+        else:
+            events.append(chunk({}, rendered.finish))
         if parsed.include_usage:
             events.append(sse_data({**base, "choices": [], "usage": _usage(parsed, reply)}))
         events.append(sse_data("[DONE]"))

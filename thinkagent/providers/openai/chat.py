@@ -421,6 +421,7 @@ class _ChatStream:
     model, usage, finish reason, refusal, parts of unknown shape)."""
 
     __slots__ = (
+        "_calls",
         "_fields",
         "_items",
         "_open",
@@ -440,6 +441,7 @@ class _ChatStream:
         self._fields = fields
         self._splitter = ThinkTagSplitter(tags) if tags is not None else None
         self._open: object = None
+        self._calls: set[int] = set()  # the tool calls opened (ended with the choice)
         self._items: set[object] = set()  # the reasoning_details items seen
         self._run: tuple[str, int] = ("", -1)  # the kind and number of the open chunk run
         self.id: str | None = None
@@ -475,13 +477,14 @@ class _ChatStream:
         return events
 
     def close(self) -> list[ModelStreamEvent]:
-        """The events of the end of the content: its held-back `<think>` pieces, the last
-        part's end."""
+        """The events of the end of the choice: the content's held-back `<think>` pieces, then
+        the end of the open part and of every tool call, in index order."""
         events: list[ModelStreamEvent] = []
         self._segments(self._splitter.end() if self._splitter is not None else [], events)
-        end = self.builder.end(self._open) if self._open is not None else None
-        if end is not None:
-            events.append(end)
+        for key in (self._open, *sorted(self._calls)):
+            end = self.builder.end(key) if key is not None else None
+            if end is not None:
+                events.append(end)
         return events
 
     def response(self, scope: str) -> ModelResponse:
@@ -522,8 +525,12 @@ class _ChatStream:
         key: object,
         delta: ThinkingDelta | TextDelta | ToolCallDelta | None,
     ) -> None:
-        """Record that `key` is the open part (ending the one before it), then its delta."""
-        if key != self._open:
+        """Record that `key` is the open part (ending the one before it), then its delta.
+        Tool calls end with the choice: a call's argument fragments may still come after the
+        next call has begun."""
+        if isinstance(key, int):
+            self._calls.add(key)
+        elif key != self._open:
             end = self.builder.end(self._open) if self._open is not None else None
             if end is not None:
                 events.append(end)
