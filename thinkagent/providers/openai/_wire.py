@@ -386,7 +386,9 @@ def provider_error(
 
 
 def _body_message(body: object) -> str | None:
-    """The `message` of an error body (`{"message": ...}` or `{"error": {"message": ...}}`)."""
+    """The `message` of an error body (`{"message": ...}` or `{"error": {"message": ...}}`),
+    with the upstream's own message when a router relays one (OpenRouter's "Provider returned
+    error" carries the upstream body in `metadata.raw`)."""
     if not isinstance(body, dict):
         return None
     data = cast("dict[str, Any]", body)
@@ -394,4 +396,14 @@ def _body_message(body: object) -> str | None:
     if isinstance(error, dict):
         data = cast("dict[str, Any]", error)
     message = data.get("message")
-    return message if isinstance(message, str) and message else None
+    if not isinstance(message, str) or not message:
+        return None
+    metadata = data.get("metadata")
+    raw = cast("dict[str, Any]", metadata).get("raw") if isinstance(metadata, dict) else None
+    if isinstance(raw, str) and raw:
+        try:
+            upstream = _body_message(json.loads(raw)) or raw
+        except ValueError:
+            upstream = raw
+        return f"{message}: {upstream}"
+    return message
