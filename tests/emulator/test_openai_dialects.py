@@ -256,14 +256,12 @@ async def test_magistral_thinks_in_content_chunks(
     call_id = message["tool_calls"][0]["id"]
     assert len(call_id) == 9 and call_id.isalnum()  # Mistral's own call ids
     # the chunks go back in the assistant message as they came
-    second = await ask(
-        openai_client,
-        "magistral-medium-latest",
-        [USER, message, *results(message)],
-        stream=False,
-        tools=CHAT_TOOLS,
+    second = await openai_client.chat.completions.create(
+        model="magistral-medium-latest",
+        messages=[USER, message, *results(message)],  # type: ignore[list-item]
+        tools=CHAT_TOOLS,  # type: ignore[arg-type]
     )
-    assert second["finish_reason"] == "tool_calls"
+    assert second.choices[0].finish_reason == "tool_calls"
 
 
 # --- DeepSeek and xAI on Responses ------------------------------------------------------------
