@@ -75,9 +75,7 @@ async def test_kimi_thinking_switch_is_an_object_never_with_an_effort(
             reasoning_effort="high",
             extra_body={"thinking": {"type": "enabled"}},
         )
-    assert bad_request(exc)["message"] == (
-        "cannot specify both 'thinking' and 'reasoning_effort'"
-    )
+    assert bad_request(exc)["message"] == ("cannot specify both 'thinking' and 'reasoning_effort'")
 
 
 # --- OpenRouter ------------------------------------------------------------------------------
@@ -88,7 +86,11 @@ async def test_openrouter_relays_each_vendors_reasoning_details(
 ) -> None:
     on = {"reasoning": {"enabled": True}}
     claude = await ask(
-        openai_client, "anthropic/claude-sonnet-4.5", [USER], stream=False, tools=CHAT_TOOLS,
+        openai_client,
+        "anthropic/claude-sonnet-4.5",
+        [USER],
+        stream=False,
+        tools=CHAT_TOOLS,
         extra_body=on,
     )
     (item,) = claude["message"]["reasoning_details"]
@@ -118,7 +120,11 @@ async def test_openrouter_streams_details_that_assemble_to_the_same_items(
 ) -> None:
     on = {"reasoning": {"enabled": True}}
     turn = await ask(
-        openai_client, "anthropic/claude-sonnet-4.5", [USER], stream=stream, tools=CHAT_TOOLS,
+        openai_client,
+        "anthropic/claude-sonnet-4.5",
+        [USER],
+        stream=stream,
+        tools=CHAT_TOOLS,
         extra_body=on,
     )
     if stream:  # the raw deltas: text fragments, then the signature on its own
@@ -142,7 +148,9 @@ async def test_openrouter_wraps_the_upstreams_refusal(openai_client: openai.Asyn
     await ask(openai_client, "google/gemini-3-pro-preview", kept, stream=False, tools=CHAT_TOOLS)
     bare = [USER, strip(first["message"]), *results(first["message"])]
     with pytest.raises(openai.BadRequestError) as exc:
-        await ask(openai_client, "google/gemini-3-pro-preview", bare, stream=False, tools=CHAT_TOOLS)
+        await ask(
+            openai_client, "google/gemini-3-pro-preview", bare, stream=False, tools=CHAT_TOOLS
+        )
     body = bad_request(exc)
     assert body["message"] == "Provider returned error" and body["code"] == 400
     assert body["metadata"]["provider_name"] == "Google"
@@ -152,9 +160,13 @@ async def test_openrouter_wraps_the_upstreams_refusal(openai_client: openai.Asyn
         "Function call is missing a thought_signature in functionCall parts."
     )
     tampered = copy.deepcopy(kept)
-    tampered[1]["reasoning_details"][1]["data"] = "AAAA" + tampered[1]["reasoning_details"][1]["data"][4:]
+    tampered[1]["reasoning_details"][1]["data"] = (
+        "AAAA" + tampered[1]["reasoning_details"][1]["data"][4:]
+    )
     with pytest.raises(openai.BadRequestError) as exc:
-        await ask(openai_client, "google/gemini-3-pro-preview", tampered, stream=False, tools=CHAT_TOOLS)
+        await ask(
+            openai_client, "google/gemini-3-pro-preview", tampered, stream=False, tools=CHAT_TOOLS
+        )
     raw = json.loads(bad_request(exc)["metadata"]["raw"])
     assert raw["error"]["message"] == "Corrupted thought signature."
 
@@ -180,7 +192,9 @@ async def test_openrouter_claude_wants_its_signed_thinking_back(
     with pytest.raises(openai.BadRequestError) as exc:
         await ask(openai_client, name, tampered, stream=False, tools=CHAT_TOOLS, extra_body=on)
     raw = json.loads(bad_request(exc)["metadata"]["raw"])
-    assert raw["error"]["message"] == "messages.1.content.0: Invalid `signature` in `thinking` block"
+    assert (
+        raw["error"]["message"] == "messages.1.content.0: Invalid `signature` in `thinking` block"
+    )
     # without thinking the upstream has no such rule
     await ask(openai_client, name, bare, stream=False, tools=CHAT_TOOLS)
 
@@ -290,7 +304,9 @@ async def test_deepseek_responses_items_are_unsigned_and_required(
 ) -> None:
     first = await responses(openai_client, "deepseek-v4-pro", [USER])
     reasoning, call = replayable(first.output)
-    assert reasoning["content"] == [{"type": "reasoning_text", "text": reasoning["content"][0]["text"]}]
+    assert reasoning["content"] == [
+        {"type": "reasoning_text", "text": reasoning["content"][0]["text"]}
+    ]
     assert reasoning["encrypted_content"] is None and reasoning["id"].startswith("rs_")
     assert call["type"] == "function_call"
     kept = [USER, reasoning, call, *call_outputs([call])]
@@ -303,13 +319,17 @@ async def test_deepseek_responses_items_are_unsigned_and_required(
     )
     # with thinking off there is no such rule
     off = {"effort": "none"}
-    await responses(openai_client, "deepseek-v4-pro", [USER, call, *call_outputs([call])], reasoning=off)
+    await responses(
+        openai_client, "deepseek-v4-pro", [USER, call, *call_outputs([call])], reasoning=off
+    )
 
 
 async def test_xai_responses_items_have_no_id_and_decrypt_only_there(
     openai_client: openai.AsyncOpenAI,
 ) -> None:
-    first = await responses(openai_client, "grok-4", [USER], include=["reasoning.encrypted_content"])
+    first = await responses(
+        openai_client, "grok-4", [USER], include=["reasoning.encrypted_content"]
+    )
     reasoning, call = replayable(first.output)
     assert "id" not in reasoning and reasoning["encrypted_content"]
     kept = [USER, reasoning, call, *call_outputs([call])]
@@ -339,7 +359,10 @@ async def test_stream_must_be_a_boolean(openai_client: openai.AsyncOpenAI) -> No
 
 
 async def test_unknown_content_part_types_are_refused(openai_client: openai.AsyncOpenAI) -> None:
-    odd = {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "video", "url": "x"}]}
+    odd = {
+        "role": "user",
+        "content": [{"type": "text", "text": "hi"}, {"type": "video", "url": "x"}],
+    }
     with pytest.raises(openai.BadRequestError) as exc:
         await openai_client.chat.completions.create(model="gpt-5", messages=[odd])  # type: ignore[list-item]
     assert bad_request(exc) == {
@@ -354,12 +377,17 @@ async def test_unknown_content_part_types_are_refused(openai_client: openai.Asyn
         await openai_client.chat.completions.create(model="gpt-5", messages=[USER, thinking])  # type: ignore[list-item]
 
 
-async def test_images_and_files_are_seen_with_their_sizes(openai_client: openai.AsyncOpenAI) -> None:
+async def test_images_and_files_are_seen_with_their_sizes(
+    openai_client: openai.AsyncOpenAI,
+) -> None:
     pdf = b"%PDF-1.4\n% a small document\n%%EOF\n"
     content = [
         {"type": "text", "text": "What is in these?"},
         {"type": "image_url", "image_url": {"url": data_url(PNG, "image/png")}},
-        {"type": "file", "file": {"filename": "a.pdf", "file_data": data_url(pdf, "application/pdf")}},
+        {
+            "type": "file",
+            "file": {"filename": "a.pdf", "file_data": data_url(pdf, "application/pdf")},
+        },
     ]
     turn = await ask(openai_client, "gpt-5", [{"role": "user", "content": content}], stream=False)
     answer = turn["message"]["content"]
@@ -395,14 +423,14 @@ async def test_a_json_schema_response_format_shapes_the_answer(
         "additionalProperties": False,
     }
     response_format = {"type": "json_schema", "json_schema": {"name": "w", "schema": schema}}
-    turn = await ask(
-        openai_client, "gpt-5", [USER], stream=False, response_format=response_format
-    )
+    turn = await ask(openai_client, "gpt-5", [USER], stream=False, response_format=response_format)
     assert set(json.loads(turn["message"]["content"])) == {"city", "celsius"}
     with pytest.raises(openai.BadRequestError) as exc:
         await ask(openai_client, "gpt-5", [USER], stream=False, response_format={"type": "yaml"})
     assert bad_request(exc)["param"] == "response_format.type"
     done = await openai_client.responses.create(
-        model="gpt-5", input=QUESTION, text={"format": {"type": "json_schema", "name": "w", "schema": schema}}
+        model="gpt-5",
+        input=QUESTION,
+        text={"format": {"type": "json_schema", "name": "w", "schema": schema}},
     )
     assert set(json.loads(done.output_text)) == {"city", "celsius"}

@@ -51,8 +51,16 @@ def chat(client: Any, name: str = "gpt-5", dialect: str | None = "openai") -> Op
 async def test_images_and_documents_reach_the_model_intact(
     emu: Emulator, openai_client: openai.AsyncOpenAI, wire: str
 ) -> None:
-    model = chat(openai_client) if wire == "chat" else OpenAIResponsesModel("gpt-5", client=openai_client)
-    prompt = ["What is in these?", Image(data=PNG, media_type="image/png"), Document(data=PDF, media_type="application/pdf", name="a.pdf")]
+    model = (
+        chat(openai_client)
+        if wire == "chat"
+        else OpenAIResponsesModel("gpt-5", client=openai_client)
+    )
+    prompt = [
+        "What is in these?",
+        Image(data=PNG, media_type="image/png"),
+        Document(data=PDF, media_type="application/pdf", name="a.pdf"),
+    ]
     result = await Agent(model).run(prompt)
     assert f"image/png, {len(PNG)} bytes" in result.output
     assert f"application/pdf, {len(PDF)} bytes" in result.output
@@ -80,14 +88,18 @@ async def test_a_tool_returns_an_image_to_the_responses_api(
     model = OpenAIResponsesModel("gpt-5", client=openai_client)
     result = await Agent(model, tools=[screenshot]).run("What's the weather in Paris?")
     assert f"image/png, {len(PNG)} bytes" in result.output
-    output = next(i for i in emu.requests[-1].body["input"] if i.get("type") == "function_call_output")
+    output = next(
+        i for i in emu.requests[-1].body["input"] if i.get("type") == "function_call_output"
+    )
     assert [p["type"] for p in output["output"]] == ["input_text", "input_image"]
 
 
 def test_what_chat_completions_cannot_take_is_refused_before_sending() -> None:
     client = FakeClient()
     model = chat(client)
-    pdf_url = Message.user(["Read this", Document(url="https://example.com/a.pdf", media_type="application/pdf")])
+    pdf_url = Message.user(
+        ["Read this", Document(url="https://example.com/a.pdf", media_type="application/pdf")]
+    )
     with pytest.raises(ConfigurationError, match="documents as bytes only"):
         model.build_request(ModelRequest(messages=[pdf_url]))
     bmp = Message.user(["What is it?", Image(data=b"BM..", media_type="image/bmp")])
@@ -110,7 +122,11 @@ class Weather(BaseModel):
 async def test_native_structured_output_with_tools_and_reasoning(
     emu: Emulator, openai_client: openai.AsyncOpenAI, wire: str
 ) -> None:
-    model = chat(openai_client) if wire == "chat" else OpenAIResponsesModel("gpt-5", client=openai_client)
+    model = (
+        chat(openai_client)
+        if wire == "chat"
+        else OpenAIResponsesModel("gpt-5", client=openai_client)
+    )
     assert model.profile.native_output
     agent = Agent(model, output_type=Weather, output_mode="native", tools=[get_weather])
     result = await agent.run("What's the weather in Paris?")
@@ -119,7 +135,10 @@ async def test_native_structured_output_with_tools_and_reasoning(
     if wire == "chat":
         response_format = body["response_format"]
         assert response_format["type"] == "json_schema"
-        assert response_format["json_schema"]["name"] and response_format["json_schema"]["strict"] is False
+        assert (
+            response_format["json_schema"]["name"]
+            and response_format["json_schema"]["strict"] is False
+        )
     else:
         assert body["text"]["format"]["type"] == "json_schema"
     assert body["tools"]  # together with the tools
@@ -127,7 +146,12 @@ async def test_native_structured_output_with_tools_and_reasoning(
 
 def test_strict_mode_only_for_schemas_that_meet_it() -> None:
     model = chat(FakeClient())
-    closed = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": False}
+    closed = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }
     spec = OutputSpec(name="out", description="", schema=closed, mode="native")
     params = model.build_request(ModelRequest(messages=[Message.user("q")], output=spec))
     assert params["response_format"]["json_schema"]["strict"] is True
@@ -140,7 +164,11 @@ def test_strict_mode_only_for_schemas_that_meet_it() -> None:
 async def test_a_run_from_instructions_alone(
     emu: Emulator, openai_client: openai.AsyncOpenAI, wire: str
 ) -> None:
-    model = chat(openai_client) if wire == "chat" else OpenAIResponsesModel("gpt-5", client=openai_client)
+    model = (
+        chat(openai_client)
+        if wire == "chat"
+        else OpenAIResponsesModel("gpt-5", client=openai_client)
+    )
     result = await Agent(model, instructions="Say hello.").run()
     assert result.output
     (body,) = [r.body for r in emu.requests]
@@ -154,7 +182,11 @@ async def test_a_run_from_instructions_alone(
 async def test_warnings_come_first_and_parts_end(
     emu: Emulator, openai_client: openai.AsyncOpenAI, wire: str
 ) -> None:
-    model = chat(openai_client, "o3") if wire == "chat" else OpenAIResponsesModel("o3", client=openai_client)
+    model = (
+        chat(openai_client, "o3")
+        if wire == "chat"
+        else OpenAIResponsesModel("o3", client=openai_client)
+    )
     request = ModelRequest(
         messages=[Message.user("What's the weather in Paris?")],
         tools=[],
@@ -166,7 +198,12 @@ async def test_warnings_come_first_and_parts_end(
     ends = [e for e in events if isinstance(e, PartEnd)]
     assert [e.part for e in ends] == list(final.message.parts)  # type: ignore[union-attr]
     assert final.warnings == (events[0],)  # type: ignore[union-attr]
-    assert emu.requests[-1].body.get("reasoning_effort", emu.requests[-1].body.get("reasoning", {}).get("effort")) == "high"
+    assert (
+        emu.requests[-1].body.get(
+            "reasoning_effort", emu.requests[-1].body.get("reasoning", {}).get("effort")
+        )
+        == "high"
+    )
     response = await model.request(request)
     assert response.warnings == (events[0],)
 
@@ -174,8 +211,9 @@ async def test_warnings_come_first_and_parts_end(
 async def test_responses_part_ends_carry_the_signed_reasoning(
     openai_client: openai.AsyncOpenAI,
 ) -> None:
-    from ..support.openai import TOOLS
     from thinkagent.tools import Tool
+
+    from ..support.openai import TOOLS
 
     model = OpenAIResponsesModel("gpt-5", client=openai_client)
     tools = [Tool(t).definition for t in TOOLS]
@@ -194,7 +232,9 @@ async def test_a_history_recorded_on_one_emulator_replays_on_a_fresh_one() -> No
     keeps its reasoning on the next emulator (which reads it: same default secret)."""
     with Emulator() as first:
         model = OpenAIResponsesModel("gpt-5", client=first.openai_client())
-        recorded = dump_messages((await Agent(model, tools=[get_weather]).run("What's the weather in Paris?")).messages)
+        recorded = dump_messages(
+            (await Agent(model, tools=[get_weather]).run("What's the weather in Paris?")).messages
+        )
     with Emulator() as fresh:
         model = OpenAIResponsesModel("gpt-5", client=fresh.openai_client())
         history = load_messages(recorded)
@@ -217,7 +257,9 @@ def completion(message: dict[str, Any], model: str = "x/y") -> Any:
         object="chat.completion",
         created=1,
         model=model,
-        choices=[{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", **message}}],
+        choices=[
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", **message}}
+        ],
     )
 
 
@@ -252,7 +294,15 @@ def test_unknown_parts_are_kept_reported_and_sent_back_in_place() -> None:
 def test_content_as_a_list_where_a_string_was_expected() -> None:
     model = chat(FakeClient(), "deepseek-reasoner", "deepseek")
     response = model.parse_response(
-        completion({"content": [{"type": "text", "text": "Hel"}, {"type": "text", "text": "lo."}, {"type": "audio", "id": "a1"}]})
+        completion(
+            {
+                "content": [
+                    {"type": "text", "text": "Hel"},
+                    {"type": "text", "text": "lo."},
+                    {"type": "audio", "id": "a1"},
+                ]
+            }
+        )
     )
     assert response.message.text == "Hello."
     assert response.message.provider_details["unknown_content"] == [  # type: ignore[index]
@@ -263,7 +313,9 @@ def test_content_as_a_list_where_a_string_was_expected() -> None:
 
 
 async def test_a_response_that_cannot_be_understood_is_a_provider_error() -> None:
-    model = chat(FakeClient(completion({"content": "x", "tool_calls": [{"id": "c", "type": "function"}]})))
+    model = chat(
+        FakeClient(completion({"content": "x", "tool_calls": [{"id": "c", "type": "function"}]}))
+    )
     with pytest.raises(ProviderError) as info:
         await Agent(model).run("q")
     assert info.value.error_type == "malformed_response" and info.value.messages

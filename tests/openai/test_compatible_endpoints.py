@@ -213,10 +213,14 @@ async def test_openrouter_proofs_survive_persistence_and_go_back_unmodified(
 async def test_openrouter_proofs_never_cross_vendors_behind_the_router(
     emu: Emulator, openai_client: openai.AsyncOpenAI
 ) -> None:
-    claude = OpenAIChatModel("anthropic/claude-sonnet-4.5", client=openai_client, dialect="openrouter")
+    claude = OpenAIChatModel(
+        "anthropic/claude-sonnet-4.5", client=openai_client, dialect="openrouter"
+    )
     first = await Agent(claude, tools=[get_weather]).run("What's the weather in Paris?")
     emu.clear()
-    gemini = OpenAIChatModel("google/gemini-3-pro-preview", client=openai_client, dialect="openrouter")
+    gemini = OpenAIChatModel(
+        "google/gemini-3-pro-preview", client=openai_client, dialect="openrouter"
+    )
     await Agent(gemini, tools=[get_weather]).run("And in Rome?", history=first.messages)
     assert "reasoning_details" not in emu.requests[0].body["messages"][1]
 

@@ -84,7 +84,10 @@ def test_every_named_dialect_says_where_reasoning_is_and_when_it_goes_back() -> 
         ({"name": "x", "reasoning": "thoughts"}, "dialect reasoning must be one of"),
         ({"name": "x", "replay": "sometimes"}, "dialect replay must be one of"),
         ({"name": "x", "replay": "always"}, "names no shape to send it in"),
-        ({"name": "x", "reasoning": "think_tags", "missing_reasoning": "empty"}, "missing_reasoning"),
+        (
+            {"name": "x", "reasoning": "think_tags", "missing_reasoning": "empty"},
+            "missing_reasoning",
+        ),
         ({"name": "x", "missing_reasoning": "guess"}, "missing_reasoning must be one of"),
         ({"name": "x", "switch": "dial"}, "dialect switch must be one of"),
         ({"name": "x", "efforts": ("huge",)}, "dialect efforts must be"),
@@ -110,8 +113,10 @@ def test_a_user_declared_dialect_is_checked(kwargs: dict[str, Any], message: str
 )
 def test_a_thinking_field_without_a_switch_is_refused(dialect: str, field: str) -> None:
     value: Any = "low" if field == "effort" else "parsed" if field == "format" else True
-    with pytest.raises(ConfigurationError, match=f"no switch for OpenAIThinking.{field}"):
-        OpenAIChatModel("m", client=FakeClient(), dialect=dialect, thinking=OpenAIThinking(**{field: value}))  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match=rf"no switch for OpenAIThinking\.{field}"):
+        OpenAIChatModel(
+            "m", client=FakeClient(), dialect=dialect, thinking=OpenAIThinking(**{field: value})
+        )  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="budget_tokens must be a positive int"):
         OpenAIThinking(budget_tokens=0)
 
@@ -135,21 +140,63 @@ def wire(
         ("openai", "gpt-5.1", None, False, {"reasoning_effort": "none"}),
         ("openai", "gpt-5.1", None, True, {"reasoning_effort": "medium"}),
         ("openai", "gpt-5.2", None, "max", {"reasoning_effort": "xhigh"}),
-        ("deepseek", "deepseek-v4-pro", None, "medium", {"thinking": {"type": "enabled"}, "reasoning_effort": "high"}),
+        (
+            "deepseek",
+            "deepseek-v4-pro",
+            None,
+            "medium",
+            {"thinking": {"type": "enabled"}, "reasoning_effort": "high"},
+        ),
         ("deepseek", "deepseek-v4-pro", None, False, {"thinking": {"type": "disabled"}}),
-        ("moonshot", "kimi-k2.6", OpenAIThinking(preserve=True), True, {"thinking": {"type": "enabled", "keep": "all"}}),
-        ("zai", "glm-5", OpenAIThinking(preserve=True), None, {"thinking": {"type": "enabled", "clear_thinking": False}}),
+        (
+            "moonshot",
+            "kimi-k2.6",
+            OpenAIThinking(preserve=True),
+            True,
+            {"thinking": {"type": "enabled", "keep": "all"}},
+        ),
+        (
+            "zai",
+            "glm-5",
+            OpenAIThinking(preserve=True),
+            None,
+            {"thinking": {"type": "enabled", "clear_thinking": False}},
+        ),
         ("zai", "glm-5", None, False, {"thinking": {"type": "disabled"}}),
         ("openrouter", "google/gemini-3-pro-preview", None, None, {"reasoning": {"enabled": True}}),
         ("openrouter", "x/y", None, "max", {"reasoning": {"effort": "xhigh"}}),
         ("openrouter", "x/y", None, False, {"reasoning": {"effort": "none"}}),
-        ("openrouter", "x/y", OpenAIThinking(budget_tokens=2048), None, {"reasoning": {"max_tokens": 2048}}),
+        (
+            "openrouter",
+            "x/y",
+            OpenAIThinking(budget_tokens=2048),
+            None,
+            {"reasoning": {"max_tokens": 2048}},
+        ),
         ("together", "t", None, False, {"reasoning": {"enabled": False}}),
-        ("qwen", "qwen3-max", OpenAIThinking(enabled=True, budget_tokens=500), None, {"enable_thinking": True, "thinking_budget": 500}),
+        (
+            "qwen",
+            "qwen3-max",
+            OpenAIThinking(enabled=True, budget_tokens=500),
+            None,
+            {"enable_thinking": True, "thinking_budget": 500},
+        ),
         ("ollama", "qwen3:8b", None, "low", {"think": "low"}),
         ("ollama", "qwen3:8b", None, False, {"think": False}),
-        ("vllm", "Qwen/Qwen3-8B", None, False, {"chat_template_kwargs": {"enable_thinking": False, "thinking": False}}),
-        ("groq", "openai/gpt-oss-120b", OpenAIThinking(format="parsed"), "high", {"reasoning_format": "parsed", "reasoning_effort": "high"}),
+        (
+            "vllm",
+            "Qwen/Qwen3-8B",
+            None,
+            False,
+            {"chat_template_kwargs": {"enable_thinking": False, "thinking": False}},
+        ),
+        (
+            "groq",
+            "openai/gpt-oss-120b",
+            OpenAIThinking(format="parsed"),
+            "high",
+            {"reasoning_format": "parsed", "reasoning_effort": "high"},
+        ),
         ("minimax", "MiniMax-M2", OpenAIThinking(split=True), None, {"reasoning_split": True}),
         ("mistral", "mistral-small-latest", None, "high", {"reasoning_effort": "high"}),
         ("mistral", "mistral-small-latest", None, False, {"reasoning_effort": "none"}),
@@ -167,7 +214,13 @@ def test_each_switch_on_the_wire(
     [
         ("openai", "o3", "max", "thinking_clamped", {"reasoning_effort": "high"}),
         ("openai", "gpt-5", False, "thinking_not_disabled", {"reasoning_effort": "minimal"}),
-        ("deepseek", "deepseek-v4-pro", "medium", "thinking_clamped", {"thinking": {"type": "enabled"}, "reasoning_effort": "high"}),
+        (
+            "deepseek",
+            "deepseek-v4-pro",
+            "medium",
+            "thinking_clamped",
+            {"thinking": {"type": "enabled"}, "reasoning_effort": "high"},
+        ),
         ("moonshot", "kimi-k2.6", "high", "thinking_clamped", {"thinking": {"type": "enabled"}}),
         ("minimax", "MiniMax-M2", False, "thinking_not_disabled", {}),
         ("openai", "gpt-4.1", "low", "thinking_clamped", {}),
@@ -216,5 +269,5 @@ def test_the_responses_effort(model: str, knob: Any, effort: str, codes: list[st
 
 
 def test_the_responses_api_refuses_chat_switches() -> None:
-    with pytest.raises(ConfigurationError, match="no switch for OpenAIThinking.enabled"):
+    with pytest.raises(ConfigurationError, match=r"no switch for OpenAIThinking\.enabled"):
         OpenAIResponsesModel("gpt-5", client=FakeClient(), thinking=OpenAIThinking(enabled=True))

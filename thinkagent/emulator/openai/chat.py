@@ -223,7 +223,9 @@ def _media(content: Any, index: int) -> tuple[Media, ...]:
         part = as_mapping(raw)
         param = f"messages[{index}].content[{k}]"
         if part.get("type") == "image_url":
-            media.append(image_media(as_mapping(part.get("image_url")).get("url"), f"{param}.image_url.url"))
+            media.append(
+                image_media(as_mapping(part.get("image_url")).get("url"), f"{param}.image_url.url")
+            )
         elif part.get("type") == "file":
             media.append(file_media(as_mapping(part.get("file")), f"{param}.file"))
     return tuple(media)
@@ -243,7 +245,9 @@ def _response_schema(raw: Any) -> Mapping[str, Any] | None:
         return None
     spec = mapping_or_none(response_format.get("json_schema"))
     if spec is None or not isinstance(spec.get("name"), str):
-        raise missing_parameter("response_format.json_schema.name" if spec else "response_format.json_schema")
+        raise missing_parameter(
+            "response_format.json_schema.name" if spec else "response_format.json_schema"
+        )
     return as_mapping(spec.get("schema"))
 
 
@@ -710,7 +714,12 @@ class OpenAIChatAPI(OpenAIWire):
                     {
                         **base,
                         "choices": [
-                            {"index": 0, "delta": {}, "logprobs": None, "finish_reason": rendered.finish}
+                            {
+                                "index": 0,
+                                "delta": {},
+                                "logprobs": None,
+                                "finish_reason": rendered.finish,
+                            }
                         ],
                         "usage": _usage(parsed, reply),
                     }

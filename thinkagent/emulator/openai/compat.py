@@ -257,12 +257,14 @@ def _check_claude(
         for item in as_list(message.get("reasoning_details")):
             detail = as_mapping(item)
             signature = detail.get("signature")
-            if detail.get("type") == "reasoning.text" and isinstance(signature, str):
-                if not signer.verify_b64(
-                    _ROUTER_SCOPE, KIND_CLAUDE, signature, str(detail.get("text") or "")
-                ):
-                    text = _CLAUDE_SIGNATURE.format(index=_upstream_index(messages, index))
-                    raise _routed(_anthropic_error(text), model)
+            text = str(detail.get("text") or "")
+            if (
+                detail.get("type") == "reasoning.text"
+                and isinstance(signature, str)
+                and not signer.verify_b64(_ROUTER_SCOPE, KIND_CLAUDE, signature, text)
+            ):
+                text = _CLAUDE_SIGNATURE.format(index=_upstream_index(messages, index))
+                raise _routed(_anthropic_error(text), model)
     if last < 0 or last == len(messages) - 1:
         return
     final = messages[last]
@@ -283,7 +285,11 @@ def _check_gemini(
     """Gemini 3 behind the router: the function calls of the current turn (after the last
     user text) carry their thought signature, relayed as a ``reasoning.encrypted`` item."""
     start = max(
-        (i for i, m in enumerate(messages) if m.get("role") == "user" and text_of(m.get("content"))),
+        (
+            i
+            for i, m in enumerate(messages)
+            if m.get("role") == "user" and text_of(m.get("content"))
+        ),
         default=-1,
     )
     for index in range(start + 1, len(messages)):
@@ -321,7 +327,13 @@ def router_details(
     if vendor == "anthropic":
         signature = signer.seal_b64(_ROUTER_SCOPE, KIND_CLAUDE, thinking, size=256)
         return [
-            {"type": "reasoning.text", "text": thinking, "signature": signature, "format": fmt, "index": 0}
+            {
+                "type": "reasoning.text",
+                "text": thinking,
+                "signature": signature,
+                "format": fmt,
+                "index": 0,
+            }
         ]
     if vendor == "google":
         details: list[dict[str, Any]] = [
@@ -330,7 +342,13 @@ def router_details(
         if first_call is not None:
             data = signer.seal_b64(_ROUTER_SCOPE, KIND_GEMINI, first_call, size=96)
             details.append(
-                {"type": "reasoning.encrypted", "data": data, "id": first_call, "format": fmt, "index": 0}
+                {
+                    "type": "reasoning.encrypted",
+                    "data": data,
+                    "id": first_call,
+                    "format": fmt,
+                    "index": 0,
+                }
             )
         return details
     if vendor == "openai":

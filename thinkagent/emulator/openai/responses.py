@@ -444,7 +444,9 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
     raw_model = body.get("model")
     if not isinstance(raw_model, str) or not raw_model:
         raise missing_parameter("model")
-    model = openai_profile(raw_model, azure=is_azure(request), knob=request.path_params.get("dialect"))
+    model = openai_profile(
+        raw_model, azure=is_azure(request), knob=request.path_params.get("dialect")
+    )
     if model is None or model.family not in _FAMILIES:
         raise model_not_found(raw_model)
     scope = "azure" if is_azure(request) else "xai" if model.family == "xai" else "openai"
@@ -699,7 +701,9 @@ class OpenAIResponsesAPI(OpenAIWire):
                     item={**opened, "type": "reasoning", "summary": []},
                     output_index=index,
                 )
-                for c_index, part in enumerate(cast("list[dict[str, Any]]", item.get("content") or [])):
+                for c_index, part in enumerate(
+                    cast("list[dict[str, Any]]", item.get("content") or [])
+                ):
                     content = {**at, "content_index": c_index}
                     emit("response.content_part.added", **content, part={**part, "text": ""})
                     pieces = chunk_text(part["text"])

@@ -266,7 +266,9 @@ KNOBS: Mapping[str, tuple[str, ReasoningDialect]] = {
 }
 
 
-def openai_profile(name: str, *, azure: bool = False, knob: str | None = None) -> OpenAIProfile | None:
+def openai_profile(
+    name: str, *, azure: bool = False, knob: str | None = None
+) -> OpenAIProfile | None:
     """The model behind ``name``, or ``None`` when the name (or the knob) is unknown. On
     Azure the name is a deployment: unknown names are served as an OpenAI reasoning model.
     A dialect ``knob`` (a route prefix) serves any name in that host's dialect."""
@@ -456,7 +458,9 @@ def tool_spec(name: Any, description: Any, parameters: Any) -> ToolSpec:
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 #: The size limit of one image.
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
-_DATA_URL = re.compile(r"^data:(?P<type>[\w.+-]+/[\w.+-]+)(?:;[\w=.-]+)*;base64,(?P<data>.*)$", re.S)
+_DATA_URL = re.compile(
+    r"^data:(?P<type>[\w.+-]+/[\w.+-]+)(?:;[\w=.-]+)*;base64,(?P<data>.*)$", re.S
+)
 
 
 def image_media(url: Any, param: str) -> Media:

@@ -73,7 +73,11 @@ def detail_block(item: Mapping[str, JsonValue]) -> ThinkingBlock | None:
     details = detail_fields(item)
     if kind == ENCRYPTED:
         data = item.get("data")
-        return ThinkingBlock(redacted=data, provider_details=details) if isinstance(data, str) else None
+        return (
+            ThinkingBlock(redacted=data, provider_details=details)
+            if isinstance(data, str)
+            else None
+        )
     key = DETAIL_TEXT.get(kind) if isinstance(kind, str) else None
     if key is None:
         return None

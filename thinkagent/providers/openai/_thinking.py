@@ -19,7 +19,13 @@ from ..base import THINKING_LEVELS, Thinking, ThinkingLevel, clamp_thinking
 from ._wire import OpenAIThinking
 from .dialects import ChatDialect
 
-__all__ = ["ThinkingFields", "check_thinking_config", "chat_thinking", "model_efforts", "responses_effort"]
+__all__ = [
+    "ThinkingFields",
+    "chat_thinking",
+    "check_thinking_config",
+    "model_efforts",
+    "responses_effort",
+]
 
 _NON_REASONING = re.compile(r"^(?:ft:)?(?:gpt-3|gpt-4|gpt-5-chat|chatgpt-)", re.IGNORECASE)
 _O_SERIES = re.compile(r"^(?:ft:)?o[134]", re.IGNORECASE)

@@ -139,8 +139,10 @@ class OpenAIThinking:
             value = getattr(self, name)
             if value is not None and not isinstance(value, bool):
                 raise ConfigurationError(f"{name} must be True, False or None, got {value!r}")
-        budget = self.budget_tokens
-        if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):  # pyright: ignore[reportUnnecessaryIsInstance]
+        budget = cast("object", self.budget_tokens)  # checked as what it may be at runtime
+        if budget is not None and (
+            not isinstance(budget, int) or isinstance(budget, bool) or budget < 1
+        ):
             raise ConfigurationError(f"budget_tokens must be a positive int, got {budget!r}")
 
     def to_param(self) -> dict[str, str]:
@@ -325,7 +327,9 @@ def strict_schema(schema: object) -> bool:
     properties = node.get("properties")
     if node.get("type") == "object" or isinstance(properties, dict):
         props = cast("dict[str, Any]", properties or {})
-        if node.get("additionalProperties") is not False or set(node.get("required") or ()) != set(props):
+        if node.get("additionalProperties") is not False or set(node.get("required") or ()) != set(
+            props
+        ):
             return False
     return all(strict_schema(v) for k, v in node.items() if k not in ("required", "enum", "const"))
 

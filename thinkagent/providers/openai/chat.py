@@ -58,8 +58,8 @@ from .._common import (
 )
 from ..base import ModelProfile, ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
 from ._reasoning import (
-    DETAILS_KEY,
     DETAIL_TEXT,
+    DETAILS_KEY,
     ENCRYPTED,
     UNKNOWN_CONTENT,
     UNKNOWN_DETAILS,
@@ -184,7 +184,9 @@ class OpenAIChatModel(OpenAIAdapter):
         self._profile = ModelProfile(
             native_output=self._dialect.native_output, media=self._dialect.media
         )
-        self._readable = _same_vendor(model_name) if self._dialect.reasoning == "reasoning_details" else None
+        self._readable = (
+            _same_vendor(model_name) if self._dialect.reasoning == "reasoning_details" else None
+        )
 
     @property
     def dialect(self) -> ChatDialect:
@@ -217,7 +219,11 @@ class OpenAIChatModel(OpenAIAdapter):
             params["tools"] = [_tool(t.name, t.description, t.parameters) for t in request.tools]
             set_tool_choice(params, settings, request.tools, _named_tool_choice)
         thinking = chat_thinking(
-            self._dialect, self.model_name, self.thinking, settings.get("thinking"), scope=self.scope
+            self._dialect,
+            self.model_name,
+            self.thinking,
+            settings.get("thinking"),
+            scope=self.scope,
         )
         params.update(thinking.params)
         output = request.output
@@ -259,7 +265,9 @@ class OpenAIChatModel(OpenAIAdapter):
             if message.role == "user":
                 out += user_items(message, _tool_message, self._user_content)
                 continue
-            own = message.scope == self.scope and (self._readable is None or self._readable(message))
+            own = message.scope == self.scope and (
+                self._readable is None or self._readable(message)
+            )
             wire = _assistant(message, i in replay, own, self._dialect)
             if wire is not None:
                 out.append(wire)
@@ -467,9 +475,8 @@ class _ChatStream:
         content: object = delta.content
         if isinstance(content, list):
             self._chunks(cast("list[object]", content), events)
-        elif isinstance(content, str):
-            if content:
-                self._text(content, events)
+        elif isinstance(content, str) and content:
+            self._text(content, events)
         if delta.tool_calls:
             self._segments(self._splitter.end() if self._splitter is not None else [], events)
             for call in delta.tool_calls:
@@ -606,7 +613,9 @@ class _ChatStream:
         for number, thinking, text in pieces:
             key = (_SEGMENT, number)
             builder = self.builder
-            self._add(events, key, builder.thinking(key, text) if thinking else builder.text(key, text))
+            self._add(
+                events, key, builder.thinking(key, text) if thinking else builder.text(key, text)
+            )
 
 
 def _tool_call(builder: StreamBuilder, call: ChoiceDeltaToolCall) -> ToolCallDelta | None:
@@ -832,6 +841,8 @@ def _details(
     return details or None
 
 
-def _unknown_warnings(unknown: Mapping[str, list[JsonValue]], scope: str) -> tuple[WarningEvent, ...]:
+def _unknown_warnings(
+    unknown: Mapping[str, list[JsonValue]], scope: str
+) -> tuple[WarningEvent, ...]:
     names = {UNKNOWN_DETAILS: "reasoning_details items", UNKNOWN_CONTENT: "content chunks"}
     return tuple(unknown_warning(names[k], len(v), scope) for k, v in unknown.items() if v)
