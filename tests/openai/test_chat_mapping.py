@@ -328,18 +328,26 @@ def test_replay_rules(rule: str, expected: list[str | None]) -> None:
     assert all("reasoning_content" not in m for m in sent)
 
 
-def test_only_the_placeholder_is_sent_for_a_tool_turn_without_reasoning() -> None:
+def test_only_the_placeholder_is_sent_for_another_providers_tool_turn() -> None:
     """DeepSeek and Kimi refuse a tool-call message without reasoning_content while thinking:
-    their dialects send the documented empty placeholder; nothing else is ever invented, and
-    a dialect that omits it sends no field at all."""
-    history = [Message.user("q"), assistant(TextPart(text="Checking."), call(1)), results("call_1")]
+    their dialects send the documented empty placeholder on another provider's turn; nothing
+    else is ever invented, not on their own turns that lost their reasoning (the service's
+    refusal says so), not with a dialect that omits it."""
+    foreign = [
+        Message.user("q"),
+        assistant(TextPart(text="Checking."), call(1), scope="anthropic"),
+        results("call_1"),
+    ]
     for name in ("deepseek", "moonshot"):
-        (_, sent_assistant, _) = model(name).build_messages(history)
+        (_, sent_assistant, _) = model(name).build_messages(foreign)
         assert sent_assistant["reasoning_content"] == ""
-    omit = ChatDialect("mine", reasoning="reasoning_content", replay="tool_turns")
-    (_, sent_assistant, _) = model(omit).build_messages(history)
+    own = [Message.user("q"), assistant(TextPart(text="Checking."), call(1)), results("call_1")]
+    (_, sent_assistant, _) = model().build_messages(own)
     assert "reasoning_content" not in sent_assistant
-    text_only = [Message.user("q"), assistant(TextPart(text="Hi.")), Message.user("more")]
+    omit = ChatDialect("mine", reasoning="reasoning_content", replay="tool_turns")
+    (_, sent_assistant, _) = model(omit).build_messages(foreign)
+    assert "reasoning_content" not in sent_assistant
+    text_only = [Message.user("q"), assistant(TextPart(text="Hi."), scope="x"), Message.user("m")]
     assert "reasoning_content" not in model().build_messages(text_only)[1]
 
 

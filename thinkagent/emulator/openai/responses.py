@@ -1,7 +1,11 @@
-"""OpenAI Responses: ``POST /v1/responses`` (scope ``openai``) and Azure's
-``POST /openai/responses?api-version=...`` and ``/openai/v1/responses`` (scope ``azure``).
-JSON and typed SSE events (``event: response.x`` + ``data: {"type": "response.x", ...,
-"sequence_number": n}``).
+"""OpenAI Responses: ``POST /v1/responses`` (scope ``openai``), Azure's
+``POST /openai/responses?api-version=...`` and ``/openai/v1/responses`` (scope ``azure``), and
+``/{dialect}/v1/responses``. JSON and typed SSE events (``event: response.x`` + ``data:
+{"type": "response.x", ..., "sequence_number": n}``). Besides OpenAI's models it serves
+DeepSeek's Responses format (``deepseek-*``: unsigned ``reasoning_text`` items, a reasoning item
+required before each call while thinking) and xAI's (``grok-*``: items without an id, sealed for
+scope ``xai``); images and files in the input are read as ``Media``, and ``text.format``
+``json_schema`` shapes the answer.
 
 A reasoning model's output is a ``reasoning`` item (``rs_...``; ``summary`` parts when
 ``reasoning.summary`` is set; ``encrypted_content`` when ``include`` asks for

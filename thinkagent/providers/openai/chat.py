@@ -254,7 +254,7 @@ class OpenAIChatModel(OpenAIAdapter):
         received); their reasoning goes back only where the dialect's `replay` rule asks, in the
         shape it came in (its field, its `reasoning_details` items, its content chunks, or
         inline between its tags), and only when it was recorded: nothing is invented, except
-        the empty field of `missing_reasoning="empty"` on a tool-call message that has none.
+        the empty field of `missing_reasoning="empty"` on another provider's tool-call message.
         """
         sent = for_scope(
             messages, self.scope, foreign_reasoning=self.foreign_reasoning, readable=self._readable
@@ -731,8 +731,8 @@ def _assistant(
         wire[DETAILS_KEY] = items
     if texts:
         wire[field or "reasoning_content"] = "\n\n".join(texts)
-    elif field is not None and calls and not items and dialect.missing_reasoning == "empty":
-        wire[field] = ""  # the documented placeholder: no reasoning of this scope
+    elif field is not None and calls and not own and dialect.missing_reasoning == "empty":
+        wire[field] = ""  # the documented placeholder: another provider's turn
     if calls:
         wire["tool_calls"] = calls
     elif wire["content"] is None:

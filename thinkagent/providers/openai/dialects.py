@@ -60,10 +60,11 @@ ReplayRule = Literal["never", "tool_loop", "tool_turns", "always"]
 - `always`: every assistant message."""
 
 MissingReasoning = Literal["omit", "empty"]
-"""What an assistant tool-call message with no reasoning of this scope carries (a turn another
-provider made, or one made with thinking off): `omit` sends no reasoning field; `empty` sends
-the field empty (`"reasoning_content": ""`), the placeholder DeepSeek and Kimi accept where they
-otherwise refuse a tool-call message without reasoning while thinking is on."""
+"""What an assistant tool-call message from another provider carries (its reasoning, if any, is
+not this endpoint's and is dropped): `omit` sends no reasoning field; `empty` sends the field
+empty (`"reasoning_content": ""`), the placeholder DeepSeek and Kimi accept where they otherwise
+refuse a tool-call message without reasoning while thinking is on. This endpoint's own messages
+never get it: one that lost its reasoning gets the service's refusal, not a silent gap."""
 
 ThinkingSwitch = Literal[
     "reasoning_effort",
