@@ -44,6 +44,11 @@ def chat(client: Any, name: str = "gpt-5", dialect: str | None = "openai") -> Op
     return OpenAIChatModel(name, client=client, dialect=dialect)
 
 
+def on_wire(wire: str, client: Any, name: str = "gpt-5") -> OpenAIChatModel | OpenAIResponsesModel:
+    """`name` behind Chat Completions (OpenAI's dialect) or the Responses API."""
+    return chat(client, name) if wire == "chat" else OpenAIResponsesModel(name, client=client)
+
+
 # --- media -----------------------------------------------------------------------------------
 
 
@@ -51,11 +56,7 @@ def chat(client: Any, name: str = "gpt-5", dialect: str | None = "openai") -> Op
 async def test_images_and_documents_reach_the_model_intact(
     emu: Emulator, openai_client: openai.AsyncOpenAI, wire: str
 ) -> None:
-    model = (
-        chat(openai_client)
-        if wire == "chat"
-        else OpenAIResponsesModel("gpt-5", client=openai_client)
-    )
+    model = on_wire(wire, openai_client)
     prompt = [
         "What is in these?",
         Image(data=PNG, media_type="image/png"),
@@ -122,11 +123,7 @@ class Weather(BaseModel):
 async def test_native_structured_output_with_tools_and_reasoning(
     emu: Emulator, openai_client: openai.AsyncOpenAI, wire: str
 ) -> None:
-    model = (
-        chat(openai_client)
-        if wire == "chat"
-        else OpenAIResponsesModel("gpt-5", client=openai_client)
-    )
+    model = on_wire(wire, openai_client)
     assert model.profile.native_output
     agent = Agent(model, output_type=Weather, output_mode="native", tools=[get_weather])
     result = await agent.run("What's the weather in Paris?")
@@ -164,11 +161,7 @@ def test_strict_mode_only_for_schemas_that_meet_it() -> None:
 async def test_a_run_from_instructions_alone(
     emu: Emulator, openai_client: openai.AsyncOpenAI, wire: str
 ) -> None:
-    model = (
-        chat(openai_client)
-        if wire == "chat"
-        else OpenAIResponsesModel("gpt-5", client=openai_client)
-    )
+    model = on_wire(wire, openai_client)
     result = await Agent(model, instructions="Say hello.").run()
     assert result.output
     (body,) = [r.body for r in emu.requests]
@@ -182,11 +175,7 @@ async def test_a_run_from_instructions_alone(
 async def test_warnings_come_first_and_parts_end(
     emu: Emulator, openai_client: openai.AsyncOpenAI, wire: str
 ) -> None:
-    model = (
-        chat(openai_client, "o3")
-        if wire == "chat"
-        else OpenAIResponsesModel("o3", client=openai_client)
-    )
+    model = on_wire(wire, openai_client, "o3")
     request = ModelRequest(
         messages=[Message.user("What's the weather in Paris?")],
         tools=[],

@@ -686,6 +686,25 @@ class OpenAIResponsesAPI(OpenAIWire):
         def emit(kind: str, **fields: Any) -> None:
             events.append(sse_event(kind, {"type": kind, **fields, "sequence_number": len(events)}))
 
+        def reasoning_parts(
+            kind: str, index_key: str, parts: list[dict[str, Any]], at: Mapping[str, Any]
+        ) -> None:
+            """A reasoning item's text parts (DeepSeek's ``reasoning_text`` content) or summary
+            parts: each opened, streamed piece by piece, then done."""
+            nonlocal cut_at
+            holder = "content_part" if kind == "reasoning_text" else "reasoning_summary_part"
+            for number, part in enumerate(parts):
+                where = {**at, index_key: number}
+                emit(f"response.{holder}.added", **where, part={**part, "text": ""})
+                pieces = chunk_text(part["text"])
+                first = len(events)
+                for piece in pieces:
+                    emit(f"response.{kind}.delta", **where, delta=piece)
+                if cut_at is None:
+                    cut_at = first + max(1, len(pieces) // 2)
+                emit(f"response.{kind}.done", **where, text=part["text"])
+                emit(f"response.{holder}.done", **where, part=part)
+
         started: dict[str, Any] = {
             **response,
             "status": "in_progress",
@@ -705,34 +724,10 @@ class OpenAIResponsesAPI(OpenAIWire):
                     item={**opened, "type": "reasoning", "summary": []},
                     output_index=index,
                 )
-                for c_index, part in enumerate(
-                    cast("list[dict[str, Any]]", item.get("content") or [])
-                ):
-                    content = {**at, "content_index": c_index}
-                    emit("response.content_part.added", **content, part={**part, "text": ""})
-                    pieces = chunk_text(part["text"])
-                    first = len(events)
-                    for piece in pieces:
-                        emit("response.reasoning_text.delta", **content, delta=piece)
-                    if cut_at is None:
-                        cut_at = first + max(1, len(pieces) // 2)
-                    emit("response.reasoning_text.done", **content, text=part["text"])
-                    emit("response.content_part.done", **content, part=part)
-                for s_index, part in enumerate(cast("list[dict[str, Any]]", item["summary"])):
-                    summary = {**at, "summary_index": s_index}
-                    emit(
-                        "response.reasoning_summary_part.added",
-                        **summary,
-                        part={"type": "summary_text", "text": ""},
-                    )
-                    pieces = chunk_text(part["text"])
-                    first = len(events)
-                    for piece in pieces:
-                        emit("response.reasoning_summary_text.delta", **summary, delta=piece)
-                    if cut_at is None:
-                        cut_at = first + max(1, len(pieces) // 2)
-                    emit("response.reasoning_summary_text.done", **summary, text=part["text"])
-                    emit("response.reasoning_summary_part.done", **summary, part=part)
+                parts = cast("list[dict[str, Any]]", item.get("content") or [])
+                reasoning_parts("reasoning_text", "content_index", parts, at)
+                summary = cast("list[dict[str, Any]]", item["summary"])
+                reasoning_parts("reasoning_summary_text", "summary_index", summary, at)
                 if cut_at is None:
                     cut_at = len(events)  # before the item (and its encrypted content) is done
                 emit("response.output_item.done", item=item, output_index=index)
