@@ -276,6 +276,24 @@ async def test_magistral_thinks_in_content_chunks(
         tools=CHAT_TOOLS,  # type: ignore[arg-type]
     )
     assert second.choices[0].finish_reason == "tool_calls"
+    # Mistral's strict schema has no reasoning field: the reasoning goes back as chunks only
+    fielded = {**message, "reasoning_content": "x"}
+    with pytest.raises(openai.UnprocessableEntityError) as refused:
+        await openai_client.chat.completions.create(
+            model="magistral-medium-latest",
+            messages=[USER, fielded, *results(message)],  # type: ignore[list-item]
+            tools=CHAT_TOOLS,  # type: ignore[arg-type]
+        )
+    assert refused.value.body == {
+        "detail": [
+            {
+                "type": "extra_forbidden",
+                "loc": ["body", "messages", 1, "assistant", "reasoning_content"],
+                "msg": "Extra inputs are not permitted",
+                "input": "x",
+            }
+        ]
+    }
 
 
 # --- DeepSeek and xAI on Responses ------------------------------------------------------------

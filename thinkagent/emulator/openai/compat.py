@@ -16,7 +16,8 @@ error (PROVIDER_RULES.md in the project's shared notes lists them):
   assistant tool call message at index N" (continuedev/continue#11600).
 * Z.AI (docs.z.ai/guides/capabilities/thinking-mode), vLLM 0.16+ (``reasoning``), Mistral
   (``thinking`` content chunks), DashScope, Ollama, Groq, Cerebras, Together, xAI: no refusal
-  for missing reasoning is documented, so none is made; their reasoning is read back.
+  for missing reasoning is documented, so none is made; their reasoning is read back. Mistral
+  validates strictly: a reasoning *field* on an assistant message is a 422 ``extra_forbidden``.
 * OpenRouter (openrouter.ai/docs/use-cases/reasoning-tokens): ``reasoning_details`` items by
   the upstream vendor (signed ``reasoning.text`` for Anthropic, ``reasoning.text`` plus a
   ``reasoning.encrypted`` thought signature for Google, a summary plus an encrypted item for
@@ -113,7 +114,18 @@ _THINK_RE = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
 
 
 def check_switches(model: OpenAIProfile, body: Mapping[str, Any]) -> None:
-    """Refuse the reasoning switches a host rejects (Kimi's, as documented)."""
+    """Refuse the reasoning fields a host rejects: Kimi's switch rules (as documented), and
+    Mistral's strict validation of messages, which has no reasoning field (its reasoning goes
+    back as ``thinking`` chunks): 422 ``extra_forbidden`` (co-l/openfox#220,
+    OpenMinis/OpenMinis#87)."""
+    if model.family == "mistral":
+        for index, message in enumerate(as_list(body.get("messages"))):
+            entry = as_mapping(message)
+            for key in ("reasoning_content", "reasoning", "reasoning_details"):
+                if entry.get("role") == "assistant" and key in entry:
+                    raise _extra_forbidden(
+                        ("body", "messages", index, "assistant", key), entry[key]
+                    )
     if model.family != "kimi" or "thinking" not in body:
         return
     if isinstance(body["thinking"], bool):
@@ -367,6 +379,22 @@ def _plain_error(message: str) -> OpenAIError:
     """A 400 in the ``{"error": {"message", "type"}}`` shape Kimi answers with."""
     error = OpenAIError(400, message)
     error.body = {"error": {"message": message, "type": "invalid_request_error"}}
+    return error
+
+
+def _extra_forbidden(location: tuple[Any, ...], value: Any) -> OpenAIError:
+    """Mistral's 422 for a field its request schema does not have."""
+    error = OpenAIError(422, "Extra inputs are not permitted")
+    error.body = {
+        "detail": [
+            {
+                "type": "extra_forbidden",
+                "loc": list(location),
+                "msg": "Extra inputs are not permitted",
+                "input": value,
+            }
+        ]
+    }
     return error
 
 
