@@ -21,6 +21,7 @@ from thinkagent.providers.openai import (
     ChatDialect,
     OpenAIChatModel,
     OpenAIResponsesModel,
+    OpenAIThinking,
 )
 
 from ..support.openai import get_weather
@@ -291,4 +292,37 @@ async def test_a_user_declared_dialect_runs_a_loop(emu: Emulator) -> None:
     result = await Agent(model, tools=[get_weather]).run("What's the weather in Paris?")
     assert result.messages[1].scope == "my-gateway" and result.messages[1].thinking
     assert emu.requests[-1].body["messages"][1]["reasoning"] == result.messages[1].thinking[0].text
+    await client.close()
+
+
+async def test_minimax_split_reasoning_comes_and_goes_as_items(
+    emu: Emulator, openai_client: openai.AsyncOpenAI
+) -> None:
+    model = OpenAIChatModel(
+        "MiniMax-M2", client=openai_client, dialect="minimax", thinking=OpenAIThinking(split=True)
+    )
+    result = await Agent(model, tools=[get_weather]).run("What's the weather in Paris?")
+    block = result.messages[1].thinking[0]
+    assert block.provider_details == {
+        "type": "reasoning.text",
+        "id": "reasoning-text-1",
+        "format": "MiniMax-response-v1",
+        "index": 0,
+    }
+    body = emu.requests[-1].body
+    assert body["reasoning_split"] is True
+    sent = body["messages"][1]
+    assert sent["reasoning_details"] == [{**block.provider_details, "text": block.text}]
+    assert "<think>" not in (sent["content"] or "")
+
+
+async def test_groq_raw_reasoning_is_split_out_of_the_content(emu: Emulator) -> None:
+    client = emu.openai_client(max_retries=0, base_url=f"{emu.url}/groq/v1")
+    raw = OpenAIChatModel(
+        "qwen/qwen3-32b", client=client, dialect="groq", thinking=OpenAIThinking(format="raw")
+    )
+    result = await Agent(raw).run("Why is the sky blue?")
+    reply = result.messages[1]
+    assert [p.kind for p in reply.parts] == ["thinking", "text"]
+    assert "<think>" not in reply.text and emu.requests[-1].body["reasoning_format"] == "raw"
     await client.close()

@@ -175,7 +175,9 @@ class OpenAIChatModel(OpenAIAdapter):
             if field is not None
             else ("reasoning_content", "reasoning")
         )
-        self._tags = self._dialect.tags if self._dialect.reasoning == "think_tags" else None
+        raw = isinstance(thinking, OpenAIThinking) and thinking.format == "raw"
+        inline = self._dialect.reasoning == "think_tags" or raw  # raw: `<think>` in the content
+        self._tags = self._dialect.tags if inline else None
         self._instructions_role = (
             "developer"
             if self._dialect.developer_role and _REASONING_MODEL.match(model_name)
@@ -232,7 +234,7 @@ class OpenAIChatModel(OpenAIAdapter):
                 "type": "json_schema",
                 "json_schema": _json_schema(output.name, output.description, output.schema),
             }
-        if "prompt_cache_key" in settings and self._dialect.native_output:
+        if "prompt_cache_key" in settings and self._dialect.name in ("openai", "azure"):
             params["prompt_cache_key"] = settings["prompt_cache_key"]
         copy_settings(
             settings,
@@ -713,15 +715,19 @@ def _assistant(
                     "function": {"name": part.name, "arguments": arguments_json(part)},
                 }
             )
-    provider = (message.provider_details or {}) if own and with_reasoning else {}
+    # what this version did not know goes back in place, to its own scope only (the unknown
+    # reasoning items with the reasoning, the unknown content chunks with the content)
+    provider = (message.provider_details or {}) if own else {}
+    unknown_chunks = provider.get(UNKNOWN_CONTENT)
     content: str | list[Any]
     if source == "think_tags":
         content = join_think_tags(segments, dialect.tags)
-    elif any(c["type"] == "thinking" for c in chunks) or provider.get(UNKNOWN_CONTENT):
-        content = _with_unknown(chunks, provider.get(UNKNOWN_CONTENT), "chunk")
+    elif any(c["type"] == "thinking" for c in chunks) or unknown_chunks:
+        content = _with_unknown(chunks, unknown_chunks, "chunk")
     else:
         content = "".join(text for _, text in segments)
-    items, unplaced = detail_items(details, provider.get(UNKNOWN_DETAILS))
+    unknown_items = provider.get(UNKNOWN_DETAILS) if with_reasoning else None
+    items, unplaced = detail_items(details, unknown_items)
     texts += unplaced
     if not content and not calls and not texts and not items:
         return None
