@@ -27,6 +27,8 @@ __all__ = [
     "responses_effort",
 ]
 
+_NO_THINKING = OpenAIThinking()
+
 _NON_REASONING = re.compile(r"^(?:ft:)?(?:gpt-3|gpt-4|gpt-5-chat|chatgpt-)", re.IGNORECASE)
 _O_SERIES = re.compile(r"^(?:ft:)?o[134]", re.IGNORECASE)
 _GPT5 = re.compile(r"^(?:ft:)?gpt-5(?:\.(\d+))?", re.IGNORECASE)
@@ -129,7 +131,9 @@ def chat_thinking(
     """The thinking fields of one Chat Completions request (`knob`: the request's
     `ModelSettings(thinking=...)`, which overrides the config's `enabled` and `effort`)."""
     out = ThinkingFields()
-    config = thinking or OpenAIThinking()
+    config = thinking or _NO_THINKING
+    if knob is None and thinking is None and dialect.switch != "openrouter":
+        return out  # nothing to send: the endpoint's defaults
     efforts = _efforts(dialect, model)
     enabled: bool | None = config.enabled
     effort: str | None = config.effort

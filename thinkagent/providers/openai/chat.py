@@ -297,6 +297,8 @@ class OpenAIChatModel(OpenAIAdapter):
             response = self.parse_response(completion)
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
+        if not warnings:
+            return response
         return ModelResponse(response.message, (*warnings, *response.warnings))
 
     def parse_response(self, completion: ChatCompletion) -> ModelResponse:

@@ -287,7 +287,9 @@ class OpenAIResponsesModel(OpenAIAdapter):
         effort, warnings = responses_effort(
             self.model_name, thinking, settings.get("thinking"), scope=self.scope
         )
-        reasoning = OpenAIThinking(effort=cast("Any", effort), summary=thinking.summary).to_param()
+        reasoning = {
+            k: v for k, v in (("effort", effort), ("summary", thinking.summary)) if v is not None
+        }
         if reasoning:
             params["reasoning"] = reasoning
         if request.tools:
