@@ -12,11 +12,20 @@ responses = OpenAIResponsesModel("gpt-5", thinking=OpenAIThinking(effort="high",
 See `docs/providers/openai.md`.
 """
 
-from ._wire import OpenAIThinking, ReasoningEffort, ReasoningSummary
+from ._wire import OpenAIThinking, ReasoningEffort, ReasoningFormat, ReasoningSummary
 from .chat import OpenAIChatModel
-from .dialects import DIALECTS, ChatDialect, ReasoningSource, ReplayRule, resolve_dialect
+from .dialects import (
+    DIALECTS,
+    ChatDialect,
+    MissingReasoning,
+    ReasoningSource,
+    ReplayRule,
+    ThinkingSwitch,
+    resolve_dialect,
+)
 from .responses import (
     AZURE_RESPONSES_SCOPE,
+    LOCAL_RESPONSES_SCOPE,
     RESPONSES_SCOPE,
     OpenAIResponsesModel,
     responses_scope,
@@ -25,15 +34,19 @@ from .responses import (
 __all__ = [
     "AZURE_RESPONSES_SCOPE",
     "DIALECTS",
+    "LOCAL_RESPONSES_SCOPE",
     "RESPONSES_SCOPE",
     "ChatDialect",
+    "MissingReasoning",
     "OpenAIChatModel",
     "OpenAIResponsesModel",
     "OpenAIThinking",
     "ReasoningEffort",
+    "ReasoningFormat",
     "ReasoningSource",
     "ReasoningSummary",
     "ReplayRule",
+    "ThinkingSwitch",
     "resolve_dialect",
     "responses_scope",
 ]
