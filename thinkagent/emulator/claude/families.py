@@ -44,12 +44,7 @@ _PROVIDERS = frozenset(
         "qwen",
         "xai",
         "mistral",
-        "meta",
-        "amazon",
         "minimax",
-        "google",
-        "cohere",
-        "writer",
         "zai",
     }
 )

@@ -407,7 +407,7 @@ def _check_pairs(messages: Parsed) -> None:
                     raise _invalid(
                         f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
                         f"{block.get('tool_use_id')}. Each `tool_result` block must have a corresponding `tool_use` "
-                        "block in the next message."
+                        "block in the previous message."
                     )
 
 
