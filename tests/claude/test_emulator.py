@@ -251,7 +251,9 @@ async def test_a_tool_loop_begun_elsewhere_is_refused_before_sending(
     assert "provider that started it" in str(error) and "thinking disabled" in str(error)
     assert emu.requests == []
     for case in ("adaptive", "default"):
-        result = await run(make_agent(wire, wire_client, case), None, history=history, streamed=streamed)
+        result = await run(
+            make_agent(wire, wire_client, case), None, history=history, streamed=streamed
+        )
         assert "14:05" in result.output
     # the remedy: this request without thinking
     disabled = Agent(wire.model(wire_client, thinking=ClaudeThinking.disabled()), tools=TOOLS)

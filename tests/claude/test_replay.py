@@ -310,8 +310,17 @@ def test_forced_tool_choice_is_refused_where_claude_refuses_it(wire: Wire, choic
             wire.model(thinking=thinking, name=opus_5_5).build_request(request)
     for thinking, name in ((ClaudeThinking.adaptive(), wire.sonnet), (None, wire.opus)):
         params = wire.model(thinking=thinking, name=name).build_request(request)
-        forced = params["tool_choice"] if wire.scope == "anthropic" else params["toolConfig"]["toolChoice"]
-        assert forced in ({"type": "any"}, {"type": "tool", "name": "get_weather"}, {"any": {}}, {"tool": {"name": "get_weather"}})
+        forced = (
+            params["tool_choice"]
+            if wire.scope == "anthropic"
+            else params["toolConfig"]["toolChoice"]
+        )
+        assert forced in (
+            {"type": "any"},
+            {"type": "tool", "name": "get_weather"},
+            {"any": {}},
+            {"tool": {"name": "get_weather"}},
+        )
 
 
 @both

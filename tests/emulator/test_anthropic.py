@@ -273,7 +273,8 @@ async def test_display_omitted_signed_empty_block_replays(
     filled = dump(first)
     filled[0]["thinking"] = "I made this up."
     third = await ask(
-        anthropic_client, [*messages, {"role": "assistant", "content": filled}, results_for(first)],
+        anthropic_client,
+        [*messages, {"role": "assistant", "content": filled}, results_for(first)],
         thinking=omitted,
     )
     assert third.stop_reason == "tool_use"
@@ -529,7 +530,9 @@ async def test_a_bedrock_signature_is_valid_on_anthropic(
     }
     # Claude's signatures are compatible across its platforms (TH).
     moved = await ask(
-        anthropic_client, [{"role": "user", "content": QUESTION}, assistant, result], thinking=BUDGET
+        anthropic_client,
+        [{"role": "user", "content": QUESTION}, assistant, result],
+        thinking=BUDGET,
     )
     assert moved.stop_reason == "tool_use"
     assistant["content"][0]["signature"] = "E" + reasoning["signature"][1:-4] + "AAAA"

@@ -442,7 +442,7 @@ class BedrockModel(ClaudeModel[Any]):
         for warning in prepared.warnings:
             yield warning
         timeout = prepared.settings.get("timeout")
-        parts = _Stream(inline=self._family.replay == "inline")
+        parts = _Stream(self.scope, inline=self._family.replay == "inline")
         broken: BaseException | None = None
         try:
             async with StreamReader(call, timeout) as reader:
@@ -760,15 +760,18 @@ class _Stream:
     family that reasons inline split by its tags, each side of a tag a part of its own), and
     what `messageStop` and `metadata` said."""
 
-    def __init__(self, *, inline: bool) -> None:
+    def __init__(self, scope: str, *, inline: bool) -> None:
         self.builder = StreamBuilder(json_arguments=True)
+        self.scope = scope
+        self.transformations: list[dict[str, Any]] = []
         self.stop: Mapping[str, Any] | None = None
         self.usage: Mapping[str, Any] | None = None
         self._splitters: dict[int, ThinkTagSplitter] | None = {} if inline else None
         self._keys: dict[int, list[Hashable]] = {}
 
-    def fold(self, event: Mapping[str, Any]) -> list[ModelDelta | PartEnd]:
-        """The deltas and part ends one event gives."""
+    def fold(self, event: Mapping[str, Any]) -> list[ModelDelta | PartEnd | WarningEvent]:
+        """The deltas, part ends and warnings one event gives (the thinking the service
+        dropped is known at `messageStop`)."""
         if "contentBlockDelta" in event:
             out = self._delta(event["contentBlockDelta"])
         elif "contentBlockStart" in event:
@@ -777,7 +780,9 @@ class _Stream:
             out = self._end(event["contentBlockStop"]["contentBlockIndex"])
         elif "messageStop" in event:
             self.stop = event["messageStop"]
-            out = []
+            fields = self.stop.get("additionalModelResponseFields")
+            self.transformations = _transformations(fields)
+            out = [transformations_warning(self.transformations, self.scope)]
         elif "metadata" in event:
             self.usage = event["metadata"].get("usage")
             out = []
@@ -785,7 +790,7 @@ class _Stream:
             out = []
         return [o for o in out if o is not None]
 
-    def _delta(self, body: Mapping[str, Any]) -> list[ModelDelta | PartEnd | None]:
+    def _delta(self, body: Mapping[str, Any]) -> list[ModelDelta | PartEnd | WarningEvent | None]:
         index = body["contentBlockIndex"]
         delta = body["delta"]
         if "text" in delta:
@@ -814,7 +819,7 @@ class _Stream:
             keys.append(key)
         return self.builder.thinking(key, text) if thinking else self.builder.text(key, text)
 
-    def _start(self, body: Mapping[str, Any]) -> list[ModelDelta | PartEnd | None]:
+    def _start(self, body: Mapping[str, Any]) -> list[ModelDelta | PartEnd | WarningEvent | None]:
         """A tool call's start carries its id and name; other blocks open with their first
         delta."""
         use = body["start"].get("toolUse")
@@ -823,18 +828,20 @@ class _Stream:
         index = body["contentBlockIndex"]
         return [self.builder.tool_call(index, id=use["toolUseId"], name=use["name"])]
 
-    def _end(self, index: int) -> list[ModelDelta | PartEnd | None]:
+    def _end(self, index: int) -> list[ModelDelta | PartEnd | WarningEvent | None]:
         splitter = self._splitters.pop(index, None) if self._splitters is not None else None
         if splitter is None:
             return [self.builder.end(index)]
-        out: list[ModelDelta | PartEnd | None] = [self._segment(index, s) for s in splitter.end()]
+        out: list[ModelDelta | PartEnd | WarningEvent | None] = [
+            self._segment(index, s) for s in splitter.end()
+        ]
         return out + [self.builder.end(key) for key in self._keys.pop(index, [])]
 
     def response(self, model: BedrockModel, prepared: Prepared) -> ModelResponse:
         """The response a finished stream describes."""
         assert self.stop is not None
         stop_reason = self.stop.get("stopReason")
-        transformations = _transformations(self.stop.get("additionalModelResponseFields"))
+        transformations = self.transformations
         message = self.builder.message(
             scope=model.scope,
             model=model.model_name,
