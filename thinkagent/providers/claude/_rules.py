@@ -78,7 +78,7 @@ AWS, Google Cloud, Microsoft Foundry), whose thinking signatures Anthropic docum
 compatible across them (gated by model readability, prefix and account): a Claude conversation
 may move between them and keep its thinking. Any other endpoint is a scope of its own."""
 
-OPENING = "Begin."
+OPENING = "Please go ahead."
 """The user turn sent first when a conversation opens with the model's message (a run started
 from instructions alone): the Messages API needs a user message first. Never kept."""
 
