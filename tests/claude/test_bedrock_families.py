@@ -136,7 +136,7 @@ async def test_kimi_k3s_reasoning_stays_in_its_region(emu: Emulator) -> None:
 async def test_what_a_family_refuses_is_said_before_sending(
     emu: Emulator, bedrock_client: Any
 ) -> None:
-    with pytest.raises(ConfigurationError, match="This model doesn't support tool use."):
+    with pytest.raises(ConfigurationError, match=r"This model doesn't support tool use\."):
         await Agent(model(bedrock_client, DEEPSEEK), tools=[get_weather]).run("Weather in Paris?")
     assert emu.requests == []
 

@@ -8,8 +8,8 @@ change invalidated is left out, with a `thinking_stripped` warning), refused wit
 
 from __future__ import annotations
 
+import asyncio
 import json
-import subprocess
 import sys
 from typing import Any
 
@@ -131,9 +131,10 @@ async def test_six_turns_resumed_in_a_new_process_send_the_same_prefix(
         history = (await agent(wire, wire_client).run(prompt, history=history)).messages
     path = tmp_path / "conversation.json"
     path.write_text(dump_messages(history))
-    subprocess.run(
-        [sys.executable, "-c", CHILD, wire.scope, emu.url, str(path)], check=True, timeout=120
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", CHILD, wire.scope, emu.url, str(path)
     )
+    assert await asyncio.wait_for(child.wait(), 120) == 0
     final = load_messages(path.read_text())
     assert final[: len(history)] == history
     requests = wire.model_requests(emu)
