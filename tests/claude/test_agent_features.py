@@ -245,3 +245,18 @@ def test_opaque_blocks_only_on_assistant_messages() -> None:
     block = OpaqueBlock.of({"type": "compaction", "content": "x"})
     with pytest.raises(HistoryError, match="only assistant messages carry them"):
         validate_history([Message(role="user", parts=(block,))])
+
+
+def test_a_cut_stream_keeps_only_whole_provider_blocks() -> None:
+    from thinkagent import StreamBuilder
+
+    builder = StreamBuilder(json_arguments=True)
+    builder.opaque(0, {"type": "compaction", "content": "The user"})
+    assert builder.partial(scope="anthropic", model="m").parts == ()  # not whole: left out
+    builder.opaque(0, {"type": "compaction", "content": "The user asked."})
+    end = builder.end(0)
+    assert end is not None and end.part == OpaqueBlock.of(
+        {"type": "compaction", "content": "The user asked."}
+    )
+    builder.text(1, "Hi")
+    assert builder.partial(scope="anthropic", model="m").parts[0] == end.part
