@@ -12,6 +12,7 @@ Pure Python: no vendor SDK is imported here.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -181,6 +182,7 @@ class ClaudeInfo:
         return f"Claude {self.family.capitalize()} {major}" + (f".{minor}" if minor else "")
 
 
+@functools.lru_cache(maxsize=256)
 def claude_info(model_id: str | None) -> ClaudeInfo | None:
     """The model behind `model_id` (an Anthropic name or a Bedrock id), or None when the name
     does not tell (another vendor's model, an inference profile ARN)."""

@@ -710,7 +710,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
                 origins = [None] * len(parts)
             else:
                 native = native_thinking and self._readable(message, claude_api, unreadable, index)
-                digests = _recorded(message)
+                digests = _recorded(message) if message.provider_details else []
                 ordinal = 0
                 for j, part in enumerate(message.parts):
                     if isinstance(part, ThinkingBlock):
@@ -760,8 +760,10 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
     ) -> bool:
         """Whether this model can read the thinking of `message` (its model, and the account
         its platform implies); noted in `unreadable` when it cannot."""
+        if self._info is None or (message.model == self.model_name and message.scope == self.scope):
+            return True
         producer = claude_info(message.model)
-        if self._info is None or producer is None or not message.thinking:
+        if producer is None or not message.thinking:
             return True
         if not self._info.reads(producer, claude_api=claude_api):
             unreadable.append(f"{producer} (messages[{index}])")

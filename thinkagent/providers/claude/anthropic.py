@@ -478,10 +478,10 @@ def _media(part: Image | Document) -> dict[str, Any]:
     return block
 
 
-def _transformations(message: object) -> list[dict[str, Any]]:
-    """The response's `input_transformations` (top level, not in this SDK's types), as
-    dictionaries."""
-    raw = getattr(message, "input_transformations", None)
+def _transformations(message: wire.Message) -> list[dict[str, Any]]:
+    """The response's `input_transformations` (top level, not in this SDK's types: kept among
+    the model's extra fields), as dictionaries."""
+    raw = (message.model_extra or {}).get("input_transformations")
     if not isinstance(raw, list):
         return []
     items: list[dict[str, Any]] = []
@@ -510,8 +510,20 @@ class _Stream:
 
     def fold(self, event: wire.RawMessageStreamEvent) -> ModelDelta | PartEnd | WarningEvent | None:
         """Fold one event: the delta, part end or warning to yield, or None."""
-        if event.type == "content_block_delta":
-            return self._delta(event)
+        if event.type == "content_block_delta":  # the hot path: one call per delta
+            delta, index = event.delta, event.index
+            if index in self._opaque:
+                self._fold_opaque(index, delta.model_dump(mode="json", exclude_unset=True))
+            elif delta.type == "thinking_delta":
+                return self.builder.thinking(index, delta.thinking)
+            elif delta.type == "text_delta":
+                return self.builder.text(index, delta.text)
+            elif delta.type == "signature_delta":
+                return self.builder.thinking(index, signature=delta.signature)
+            elif delta.type == "input_json_delta":
+                return self.builder.tool_call(index, arguments=delta.partial_json)
+            # else citations_delta: the shared schema has no citations
+            return None
         if event.type == "content_block_start":
             return self._start(event)
         if event.type == "content_block_stop":
@@ -526,22 +538,6 @@ class _Stream:
             self.finished = True
         # else `ping` (the SDK drops it) and types added later: no part
         return None
-
-    def _delta(self, event: wire.RawContentBlockDeltaEvent) -> ModelDelta | None:
-        delta = event.delta
-        index = event.index
-        if index in self._opaque:
-            self._fold_opaque(index, delta.model_dump(mode="json", exclude_unset=True))
-            return None
-        if delta.type == "text_delta":
-            return self.builder.text(index, delta.text)
-        if delta.type == "thinking_delta":
-            return self.builder.thinking(index, delta.thinking)
-        if delta.type == "signature_delta":
-            return self.builder.thinking(index, signature=delta.signature)
-        if delta.type == "input_json_delta":
-            return self.builder.tool_call(index, arguments=delta.partial_json)
-        return None  # citations_delta: the shared schema has no citations
 
     def _start(self, event: wire.RawContentBlockStartEvent) -> ModelDelta | None:
         """A block's start opens it, and carries a tool call's id and name, a redacted payload
