@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from tests.support.claude import ANTHROPIC, BEDROCK, WIRES, Wire, run
+from tests.support.claude import ANTHROPIC, BEDROCK, Wire, run
 from thinkagent import (
     Agent,
     ConfigurationError,
@@ -48,16 +48,6 @@ def get_weather(city: str) -> str:
 def chart(city: str) -> Image:
     """A weather chart for a city."""
     return Image(data=PNG, media_type="image/png")
-
-
-@pytest.fixture(params=WIRES, ids=str)
-def wire(request: pytest.FixtureRequest) -> Wire:
-    return request.param
-
-
-@pytest.fixture
-def wire_client(wire: Wire, emu: Emulator, request: pytest.FixtureRequest) -> Any:
-    return request.getfixturevalue(wire.client_fixture)
 
 
 def bodies(emu: Emulator, wire: Wire) -> str:

@@ -58,17 +58,6 @@ CASES: dict[str, tuple[bool, ClaudeThinking | None, str]] = {
 streamed_or_not = pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
 
 
-@pytest.fixture(params=WIRES, ids=str)
-def wire(request: pytest.FixtureRequest) -> Wire:
-    return request.param
-
-
-@pytest.fixture
-def wire_client(wire: Wire, emu: Emulator, request: pytest.FixtureRequest) -> Any:
-    """The wire's client without retries (its fixture in `tests/support/fixtures.py`)."""
-    return request.getfixturevalue(wire.client_fixture)
-
-
 def model_name(wire: Wire, case: str) -> str:
     return wire.opus if CASES[case][0] else wire.sonnet
 

@@ -192,16 +192,16 @@ def test_the_scope_comes_from_where_the_client_sends(client: Any, scope: str) ->
     assert AnthropicModel("claude-opus-5-5", client=client, scope="mine").scope == "mine"
 
 
+def finished(step: Message) -> list[Message]:
+    """A finished tool loop with `step` as its tool call, and a new question."""
+    return [Message.user("Weather?"), step, Message.user_results([RESULT]), Message.user("More")]
+
+
 def test_another_vendors_anthropic_endpoint_never_gets_claudes_thinking() -> None:
     claude = Message(
         role="assistant", parts=(SIGNED, CALL), scope="anthropic", model="claude-opus-5-5"
     )
-    history = [
-        Message.user("Weather?"),
-        claude,
-        Message.user_results([RESULT]),
-        Message.user("Go on"),
-    ]
+    history = finished(claude)
     deepseek = anthropic.AsyncAnthropic(api_key="k", base_url="https://api.deepseek.com/anthropic")
     params = AnthropicModel("deepseek-v4-pro", client=deepseek).build_request(ModelRequest(history))
     assert "signature" not in str(params["messages"])
@@ -249,12 +249,7 @@ def test_thinking_the_new_model_cannot_read_is_left_out_with_a_warning(wire: Wir
         scope=wire.scope,
         model=name(wire, "claude-fable-5-1"),
     )
-    history = [
-        Message.user("Weather?"),
-        fable,
-        Message.user_results([RESULT]),
-        Message.user("More"),
-    ]
+    history = finished(fable)
     model = wire.model(name=name(wire, "claude-opus-5-5"), thinking=None)
     params, prepared = model._build(ModelRequest(history))  # pyright: ignore[reportPrivateUsage]
     assert "signature" not in str(wire.messages(params))
@@ -274,12 +269,7 @@ def test_account_bound_thinking_does_not_cross_platforms() -> None:
     sonnet = Message(
         role="assistant", parts=(SIGNED, CALL), scope="anthropic", model="claude-sonnet-5-5"
     )
-    history = [
-        Message.user("Weather?"),
-        sonnet,
-        Message.user_results([RESULT]),
-        Message.user("More"),
-    ]
+    history = finished(sonnet)
     bedrock = BedrockModel("anthropic.claude-sonnet-5-5", client=object())
     params, prepared = bedrock._build(ModelRequest(history))  # pyright: ignore[reportPrivateUsage]
     assert "signature" not in str(params["messages"])

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.claude import ANTHROPIC, WIRES, Wire, run
+from tests.support.claude import ANTHROPIC, Wire, run
 from thinkagent import (
     Agent,
     HistoryError,
@@ -54,16 +54,6 @@ def get_time(city: str) -> str:
 
 
 TOOLS = [get_weather, get_time]
-
-
-@pytest.fixture(params=WIRES, ids=str)
-def wire(request: pytest.FixtureRequest) -> Wire:
-    return request.param
-
-
-@pytest.fixture
-def wire_client(wire: Wire, emu: Emulator, request: pytest.FixtureRequest) -> Any:
-    return request.getfixturevalue(wire.client_fixture)
 
 
 def opus(wire: Wire) -> str:
