@@ -25,6 +25,12 @@ def message(exc: pytest.ExceptionInfo[ClientError]) -> str:
     return str(exc.value.response["Error"]["Message"])
 
 
+def sunny(use: dict[str, Any]) -> dict[str, Any]:
+    """The user turn answering `use` with a sunny forecast."""
+    answered = {"toolUseId": use["toolUseId"], "content": [{"text": "sunny"}]}
+    return {"role": "user", "content": [{"toolResult": answered}]}
+
+
 def answer(response: Any) -> list[Any]:
     return response["output"]["message"]["content"]
 
@@ -54,12 +60,7 @@ def test_gpt_oss_refuses_a_signature(bedrock_client: Any) -> None:
     )
     assert "signature" not in first[0]["reasoningContent"]["reasoningText"]
     use = first[-1]["toolUse"]
-    result = {
-        "role": "user",
-        "content": [
-            {"toolResult": {"toolUseId": use["toolUseId"], "content": [{"text": "sunny"}]}}
-        ],
-    }
+    result = sunny(use)
     ok = converse(
         bedrock_client,
         "openai.gpt-oss-120b-1:0",
@@ -85,12 +86,7 @@ def test_openai_models_reason_opaquely(bedrock_client: Any) -> None:
     data = first[0]["reasoningContent"]["redactedContent"]
     assert isinstance(data, bytes) and len(data) > 100
     use = first[-1]["toolUse"]
-    result = {
-        "role": "user",
-        "content": [
-            {"toolResult": {"toolUseId": use["toolUseId"], "content": [{"text": "sunny"}]}}
-        ],
-    }
+    result = sunny(use)
     replay = [USER, {"role": "assistant", "content": first}, result]
     assert converse(bedrock_client, "openai.gpt-5-6-v1:0", replay, toolConfig=BEDROCK_TOOLS)
     as_text = [
@@ -127,12 +123,7 @@ def test_kimi_k3s_reasoning_is_bound_to_its_region(emu: Emulator) -> None:
     west = emu.bedrock_client(region_name="us-west-2")
     first = answer(converse(east, "global.moonshotai.kimi-k3", [USER], toolConfig=BEDROCK_TOOLS))
     use = first[-1]["toolUse"]
-    result = {
-        "role": "user",
-        "content": [
-            {"toolResult": {"toolUseId": use["toolUseId"], "content": [{"text": "sunny"}]}}
-        ],
-    }
+    result = sunny(use)
     replay = [USER, {"role": "assistant", "content": first}, result]
     assert converse(east, "global.moonshotai.kimi-k3", replay, toolConfig=BEDROCK_TOOLS)
     with pytest.raises(ClientError) as exc:
@@ -148,12 +139,7 @@ def test_claude_returns_its_input_transformations_when_asked(bedrock_client: Any
         )
     )
     use = first[-1]["toolUse"]
-    result = {
-        "role": "user",
-        "content": [
-            {"toolResult": {"toolUseId": use["toolUseId"], "content": [{"text": "sunny"}]}}
-        ],
-    }
+    result = sunny(use)
     binding = {
         "thinking": {
             "type": "adaptive",

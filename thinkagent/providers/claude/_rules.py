@@ -51,7 +51,6 @@ __all__ = [
     "check_max_tokens",
     "finish_reason",
     "raise_mapped",
-    "stop_details",
     "thinks_by_default",
     "token_usage",
     "transformations_warning",
@@ -417,18 +416,6 @@ def finish_reason(raw: str | None) -> FinishReason | None:
     if raw is None:
         return None
     return _FINISH.get(raw)
-
-
-def stop_details(
-    stop_reason: str | None, stop_sequence: str | None = None
-) -> ProviderDetails | None:
-    """`provider_details` for a response: Claude's own stop reason (and stop sequence)."""
-    if stop_reason is None:
-        return None
-    details: ProviderDetails = {"finish_reason": stop_reason}
-    if stop_sequence is not None:
-        details["stop_sequence"] = stop_sequence
-    return details
 
 
 def token_usage(

@@ -779,9 +779,9 @@ class _Stream:
         elif "contentBlockStop" in event:
             out = self._end(event["contentBlockStop"]["contentBlockIndex"])
         elif "messageStop" in event:
-            self.stop = event["messageStop"]
-            fields = self.stop.get("additionalModelResponseFields")
-            self.transformations = _transformations(fields)
+            stop: Mapping[str, Any] = event["messageStop"]
+            self.stop = stop
+            self.transformations = _transformations(stop.get("additionalModelResponseFields"))
             out = [transformations_warning(self.transformations, self.scope)]
         elif "metadata" in event:
             self.usage = event["metadata"].get("usage")
