@@ -52,6 +52,11 @@ def test_deepseek_reasons_in_text_and_refuses_it_back(bedrock_client: Any) -> No
     with pytest.raises(ClientError) as exc:
         converse(bedrock_client, "us.deepseek.r1-v1:0", [USER], toolConfig=BEDROCK_TOOLS)
     assert message(exc) == "This model doesn't support tool use."
+    with pytest.raises(ClientError) as exc:
+        bedrock_client.converse_stream(
+            modelId="us.deepseek.r1-v1:0", messages=[USER], toolConfig=BEDROCK_TOOLS
+        )
+    assert message(exc) == "This model doesn't support tool use in streaming mode."
 
 
 def test_gpt_oss_refuses_a_signature(bedrock_client: Any) -> None:

@@ -442,7 +442,7 @@ class BedrockAPI(WireAPI):
         fields: dict[str, Any] = {}
         if family is not None:
             conversation, settings = parse_family_request(
-                body, family, signer=signer, region=region
+                body, family, signer=signer, region=region, stream=stream
             )
             reply = self.state.reply(self.name, conversation, settings)
             content = render_family(reply, family, signer=signer, region=region)

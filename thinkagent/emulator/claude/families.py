@@ -4,7 +4,7 @@ and its own refusals (the project's provider rules, Bedrock section, and the rep
 * DeepSeek (``deepseek.r1-v1:0``, ``deepseek.v3-...``): reasoning as ``reasoningText`` without a
   signature; any reasoning sent back is refused ("User messages cannot contain reasoning
   content. Please remove the reasoning content and try again."); R1 takes no tools ("This model
-  doesn't support tool use.").
+  doesn't support tool use.", or "... in streaming mode." on ConverseStream).
 * OpenAI gpt-oss (``openai.gpt-oss-120b-1:0``): ``reasoningText`` without a signature, effort in
   ``additionalModelRequestFields.reasoning_effort``; a replayed signature is refused.
 * OpenAI's GPT-5 family and xAI: reasoning only as opaque ``redactedContent``, readable only by
@@ -54,6 +54,7 @@ _NO_REASONING_BACK = (
     "again."
 )
 _NO_TOOLS = "This model doesn't support tool use."
+_NO_TOOLS_STREAMING = "This model doesn't support tool use in streaming mode."
 _NO_SIGNATURE = (
     "This model doesn't support the reasoningContent.reasoningText.signature field. Remove "
     "reasoningContent.reasoningText.signature and try again."
@@ -121,12 +122,13 @@ def _text(result: Mapping[str, Any]) -> str:
 
 
 def parse_family_request(
-    body: Mapping[str, Any], family: Family, *, signer: Signer, region: str
+    body: Mapping[str, Any], family: Family, *, signer: Signer, region: str, stream: bool = False
 ) -> tuple[Conversation, Settings]:
-    """Check a Converse request against the family's rules and read its conversation."""
+    """Check a Converse request (a ConverseStream one with ``stream``) against the family's
+    rules and read its conversation."""
     tool_config = as_mapping(body.get("toolConfig"))
     if tool_config and not family.tools:
-        raise WireError(400, _NO_TOOLS)
+        raise WireError(400, _NO_TOOLS_STREAMING if stream else _NO_TOOLS)
     turns: list[Turn] = []
     for index, item in enumerate(as_list(body.get("messages"))):
         message = as_mapping(item)
