@@ -20,6 +20,7 @@ from typing_extensions import TypeVar
 from .messages import (
     FinishReason,
     Message,
+    OpaqueBlock,
     Part,
     ProviderDetails,
     TextPart,
@@ -149,6 +150,7 @@ class _Builder:
     id: str | None = None
     name: str | None = None
     details: dict[str, JsonValue] | None = None
+    raw: dict[str, JsonValue] | None = None  # an opaque block's data, as it stands
     done: Part | None = None  # the part, once its end was signalled (built once)
 
     def merge_details(self, details: ProviderDetails | None) -> None:
@@ -245,6 +247,8 @@ class MessageAssembler:
         )
 
     def _part(self, b: _Builder, *, partial: bool = False) -> Part | None:
+        if b.kind is OpaqueBlock:  # kept only whole: a cut one could not go back as it was
+            return b.done if partial else OpaqueBlock.of(b.raw or {})
         text = "".join(b.chunks)
         if b.kind is ThinkingBlock:
             if partial and not (text or b.signature or b.redacted is not None or b.id):
@@ -377,6 +381,13 @@ class StreamBuilder(MessageAssembler):
         if not (id or name or arguments or signature is not None):
             return None
         return ToolCallDelta(builder.index, id, name, arguments, signature, details)
+
+    def opaque(self, key: Hashable, data: dict[str, JsonValue]) -> None:
+        """Open part `key` as a provider block kept whole (`OpaqueBlock`), or replace what it
+        holds so far with `data`: the adapter folds the vendor's events into the block itself.
+        It is yielded by no delta; `end(key)` gives its `PartEnd`, and a stream cut before that
+        leaves it out of the partial message."""
+        self._open(key, OpaqueBlock).raw = data
 
     def end(self, key: Hashable) -> PartEnd | None:
         """Part `key` is complete (the vendor said so): the `PartEnd` to yield, or None when

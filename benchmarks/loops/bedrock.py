@@ -24,7 +24,7 @@ from thinkagent.providers.bedrock import BedrockModel, ClaudeThinking
 NAME = "bedrock"
 REFERENCE = "boto3 on the loop thread"
 
-MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+MODEL = "us.anthropic.claude-sonnet-4-6"
 THINKING = ClaudeThinking.adaptive(display="summarized")
 MAX_TOKENS = 4096
 QUESTION = "What's the weather in Paris? I am planning a long walk along the river this afternoon."

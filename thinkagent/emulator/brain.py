@@ -7,7 +7,9 @@ The same input always gives the same output.
 Policy
 ------
 * The *question* is the text of the last user turn that has text. Tool calls made after
-  it (and their results) form the current tool loop.
+  it (and their results) form the current tool loop. A question that names nothing and
+  matches no tool ("Please go ahead.") defers to the system instructions: their subjects and
+  words plan the tools.
 * Tools the question *matches* are those whose name or description shares a significant
   word with it (``get_weather`` / "Current weather for a city." matches "What's the
   weather in Paris?"). If none matches, the first offered tool is the plan.
@@ -606,13 +608,17 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
         w for t in conversation.tools for w in _words(t.name) | _words(t.description)
     )
     names = subjects(question, vocabulary)
+    qwords = _words(question)
+    if not names and not any(_matches(t, qwords) for t in tools):
+        # A turn that only says to go on ("Please go ahead."): the instructions say what to do.
+        names = subjects(conversation.system, vocabulary)
+        qwords |= _words(conversation.system)
     # Anywhere in the user's text: the follow-up turns stay redacted (as recorded).
     redacted = any(MAGIC_REDACTED_PROMPT in t.text for t in conversation.turns if t.role == "user")
 
     step_tool: ToolSpec | None = None
     remaining: list[ToolSpec] = []
     if tools and settings.tool_choice != "none":
-        qwords = _words(question)
         planned = [t for t in tools if _matches(t, qwords)] or [tools[0]]
         remaining = [t for t in planned if t.name not in called]
         if settings.tool_choice == "tool":

@@ -17,18 +17,28 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._rules import MIN_BUDGET_TOKENS, ClaudeThinking, Effort, ThinkingDisplay, ThinkingType
+from ._rules import (
+    CLAUDE_PLATFORMS,
+    MIN_BUDGET_TOKENS,
+    ClaudeThinking,
+    Effort,
+    PrefixMismatchBehavior,
+    ThinkingDisplay,
+    ThinkingType,
+)
 
 if TYPE_CHECKING:
     from .anthropic import AnthropicModel
     from .bedrock import BedrockModel
 
 __all__ = [
+    "CLAUDE_PLATFORMS",
     "MIN_BUDGET_TOKENS",
     "AnthropicModel",
     "BedrockModel",
     "ClaudeThinking",
     "Effort",
+    "PrefixMismatchBehavior",
     "ThinkingDisplay",
     "ThinkingType",
 ]
