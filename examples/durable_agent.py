@@ -43,7 +43,7 @@ async def get_forecast(ctx: RunContext[None], city: str) -> str:
 
 async def main(emulator: Emulator | None) -> None:
     client = emulator.anthropic_client() if emulator is not None else None
-    model = AnthropicModel("claude-sonnet-4-5", client=client, thinking=ClaudeThinking.adaptive())
+    model = AnthropicModel("claude-sonnet-4-6", client=client, thinking=ClaudeThinking.adaptive())
     agent = Agent(model, tools=[get_weather, get_forecast])
 
     # The application configures DBOS; SQLite needs nothing installed (Postgres: a URL).

@@ -168,7 +168,7 @@ def test_the_knob_overrides_the_models_thinking_and_keeps_its_other_options(wire
         ),
         (
             anthropic.AsyncAnthropic(api_key="k", base_url="http://127.0.0.1:8080"),
-            "anthropic@127.0.0.1:8080",
+            "anthropic@localhost",
         ),
         (
             anthropic.AsyncAnthropic(api_key="k", base_url="https://gateway.example:443/v1"),

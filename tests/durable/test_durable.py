@@ -49,7 +49,7 @@ def get_forecast(city: str) -> str:
 
 
 def claude(client: Any) -> AnthropicModel:
-    return AnthropicModel("claude-sonnet-4-5", client=client, thinking=ClaudeThinking.adaptive())
+    return AnthropicModel("claude-sonnet-4-6", client=client, thinking=ClaudeThinking.adaptive())
 
 
 async def steps(workflow_id: str) -> list[dict[str, Any]]:

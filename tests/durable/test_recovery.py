@@ -70,8 +70,8 @@ def reference_history() -> str:
 
     with Emulator() as fresh:
         model = AnthropicModel(
-            "claude-sonnet-4-5",
-            client=fresh.anthropic_client(max_retries=0),
+            "claude-sonnet-4-6",
+            client=fresh.anthropic_client(api_key="test-key", max_retries=0),
             thinking=ClaudeThinking.adaptive(),
         )
         result = Agent(model, tools=[get_weather, get_forecast]).run_sync(PROMPT)

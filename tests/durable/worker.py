@@ -59,7 +59,7 @@ async def get_forecast(ctx: RunContext[None], city: str) -> str:
 
 def agent(url: str) -> Agent:
     client = anthropic.AsyncAnthropic(base_url=url, api_key="test-key", max_retries=0)
-    model = AnthropicModel("claude-sonnet-4-5", client=client, thinking=ClaudeThinking.adaptive())
+    model = AnthropicModel("claude-sonnet-4-6", client=client, thinking=ClaudeThinking.adaptive())
     return Agent(model, tools=[get_weather, get_forecast])
 
 

@@ -157,9 +157,13 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 def endpoint_host(base_url: object) -> str:
     """Where a client sends, as a scope suffix: the lower-case host of `base_url`, with
-    `:<port>` when the port is not the scheme's default (IPv6 hosts in brackets)."""
+    `:<port>` when the port is not the scheme's default (IPv6 hosts in brackets); `localhost`
+    for any server on this machine, whatever its port (a local server, the emulator, whose
+    ports change from run to run: histories recorded against one must replay on the next)."""
     url = urlsplit(str(base_url))
     host = (url.hostname or "").lower()
+    if host == "localhost" or host == "::1" or host.startswith("127."):
+        return "localhost"
     if ":" in host:  # IPv6
         host = f"[{host}]"
     try:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
 from typing import Any, cast
-from urllib.parse import urlsplit
 
 import openai
 from openai.types.responses import (
@@ -72,6 +71,7 @@ from .._common import (
     UNREADABLE,
     arguments_json,
     copy_settings,
+    endpoint_host,
     merge_settings,
     request_options,
     unreadable,
@@ -118,7 +118,6 @@ LOCAL_RESPONSES_SCOPE = "openai-responses@localhost"
 """The scope of messages from a Responses server on this machine (any port)."""
 
 _AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 _DEFAULT_THINKING = OpenAIThinking(summary="auto")
 """Without a thinking config: the model's default effort, with summaries to show."""
@@ -175,22 +174,11 @@ def responses_scope(client: object) -> str:
     base_url = getattr(client, "base_url", None)
     if base_url is None:
         return RESPONSES_SCOPE
-    url = urlsplit(str(base_url))
-    host = (url.hostname or "").lower()
+    host = endpoint_host(base_url)
     if host == "api.openai.com":
         return RESPONSES_SCOPE
-    if host.endswith(_AZURE_HOSTS):
+    if host.split(":")[0].endswith(_AZURE_HOSTS):
         return AZURE_RESPONSES_SCOPE
-    if host == "localhost" or host == "::1" or host.startswith("127."):
-        return LOCAL_RESPONSES_SCOPE
-    if ":" in host:  # IPv6
-        host = f"[{host}]"
-    try:
-        port = url.port
-    except ValueError:
-        port = None
-    if port is not None and port != _DEFAULT_PORTS.get(url.scheme.lower()):
-        host = f"{host}:{port}"
     return f"{RESPONSES_SCOPE}@{host}"
 
 
