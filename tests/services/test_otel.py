@@ -27,8 +27,8 @@ from thinkagent import (
     dump_messages,
 )
 from thinkagent.emulator import Emulator, Fault, Reply, ToolCallSpec
-from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
 from thinkagent.otel import Instrumentation, instrument, uninstrument
+from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
 from thinkagent.testing import ScriptedModel, ScriptedResponse
 
 from .models import PROVIDER, WIRES, get_time, get_weather, script_parallel_calls, wire_model
