@@ -85,15 +85,17 @@ def _jsonable(value: object) -> Any:
     return pydantic_core.to_jsonable_python(value)
 
 
-def _usage(usage: Usage) -> dict[str, int]:
-    return {
+def _usage(usage: Usage, *, requests: bool = True) -> dict[str, int]:
+    counts = {
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "thinking_tokens": usage.thinking_tokens,
         "cache_read_tokens": usage.cache_read_tokens,
         "cache_write_tokens": usage.cache_write_tokens,
-        "requests": usage.requests,
     }
+    if requests:  # a run's totals; a step is one request
+        counts["requests"] = usage.requests
+    return counts
 
 
 def _error(error: BaseException) -> dict[str, Any]:
@@ -187,7 +189,7 @@ async def sse_events(stream: AgentStream[Any]) -> AsyncIterator[dict[str, str]]:
                     "model": message.model,
                 }
                 yield event("step", finish)
-                yield event("usage", {"step": step, **_usage(item.usage)})
+                yield event("usage", {"step": step, **_usage(item.usage, requests=False)})
             elif isinstance(item, ToolResultEvent):
                 result = item.result
                 data = {
