@@ -39,9 +39,9 @@ from pydantic import BaseModel, Field
 
 sys.path.insert(0, str(Path(__file__).parent))  # `store` beside this file, however it is run
 
-from store import Conversations  # noqa: E402
+from store import Conversations
 
-from thinkagent import (  # noqa: E402
+from thinkagent import (
     Agent,
     Message,
     Model,
@@ -51,7 +51,7 @@ from thinkagent import (  # noqa: E402
     ToolCall,
     ToolResult,
 )
-from thinkagent.sse import event_stream_response, ui_message_stream_response  # noqa: E402
+from thinkagent.sse import event_stream_response, ui_message_stream_response
 
 HERE = Path(__file__).parent
 INSTRUCTIONS = "You are a helpful assistant. Use the tools for weather and time questions."
@@ -214,7 +214,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="The thinkagent FastAPI chat example.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
-    parser.add_argument("--db", default=None, help="the SQLite file (default: CHAT_DB, or beside this file)")
+    parser.add_argument(
+        "--db", default=None, help="the SQLite file (default: CHAT_DB, or beside this file)"
+    )
     args = parser.parse_args()
     uvicorn.run(create_app(args.db), host=args.host, port=args.port)
 
