@@ -12,15 +12,18 @@ responses = OpenAIResponsesModel("gpt-5", thinking=OpenAIThinking(effort="high",
 See `docs/providers/openai.md`.
 """
 
-from ._wire import OpenAIThinking, ReasoningEffort, ReasoningSummary
-from .chat import OpenAIChatModel
-from .dialects import DIALECTS, ChatDialect, ReasoningSource, ReplayRule, resolve_dialect
-from .responses import (
-    AZURE_RESPONSES_SCOPE,
-    RESPONSES_SCOPE,
-    OpenAIResponsesModel,
-    responses_scope,
-)
+from ..._extras import needs
+
+with needs("openai", "The OpenAI family (OpenAIChatModel, OpenAIResponsesModel)"):
+    from ._wire import OpenAIThinking, ReasoningEffort, ReasoningSummary
+    from .chat import OpenAIChatModel
+    from .dialects import DIALECTS, ChatDialect, ReasoningSource, ReplayRule, resolve_dialect
+    from .responses import (
+        AZURE_RESPONSES_SCOPE,
+        RESPONSES_SCOPE,
+        OpenAIResponsesModel,
+        responses_scope,
+    )
 
 __all__ = [
     "AZURE_RESPONSES_SCOPE",
