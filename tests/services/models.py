@@ -3,12 +3,13 @@ services tests offer them."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
 
-from thinkagent import Model
+from thinkagent import Message, Model, TextPart, ThinkingBlock, dump_messages
 from thinkagent.emulator import Emulator, Reply, ToolCallSpec
 
 from ..conftest import needs_genai
@@ -107,3 +108,28 @@ def script_parallel_calls(emu: Emulator, api: str) -> None:
             Reply(thinking="Both came back.", text="Sunny, and it is noon in Paris."),
         ],
     )
+
+
+GEMINI_SIGNATURE = "c2lnbmF0dXJlLW9mLWdlbWluaQ=="
+GEMINI_TURN = Message(
+    role="assistant",
+    scope="gemini",
+    model="gemini-3-pro-preview",
+    parts=(
+        ThinkingBlock.signed("Gemini's own reasoning.", GEMINI_SIGNATURE),
+        TextPart(text="Hello."),
+    ),
+)
+"""A turn another scope signed: reasoning any other model must leave out (or send as text)."""
+
+
+def proofs_of(messages: list[Message]) -> set[str]:
+    """Every proof in `messages` (signatures, redacted payloads, encrypted reasoning)."""
+    found: set[str] = set()
+    for message in json.loads(dump_messages(messages)):
+        for part in message["parts"]:
+            for key in ("signature", "redacted"):
+                value = part.get(key)
+                if isinstance(value, str) and len(value) >= 16:
+                    found.add(value)
+    return found

@@ -19,15 +19,20 @@ from thinkagent import (
     ConfigurationError,
     Message,
     TextPart,
-    ThinkingBlock,
     WarningEvent,
-    dump_messages,
 )
 from thinkagent.emulator import Emulator
 from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
 from thinkagent.testing import ScriptedModel, ScriptedResponse
 
-from .models import get_time, get_weather, script_parallel_calls
+from .models import (
+    GEMINI_SIGNATURE,
+    GEMINI_TURN,
+    get_time,
+    get_weather,
+    proofs_of,
+    script_parallel_calls,
+)
 
 SECRET = "sk-ant-services-test-0123456789abcdef"
 
@@ -109,7 +114,7 @@ async def test_one_debug_line_per_request_and_response_without_proofs_or_keys(
     assert "parts=text:1,thinking:1,tool_call:2" in responses[0]
     assert "finish=tool_call" in responses[0]
     text = "\n".join(r.getMessage() for r in captured.records)
-    secrets = _proofs(result.messages)
+    secrets = proofs_of(result.messages)
     assert secrets and not [p for p in secrets if p in text]
     assert SECRET not in text
 
@@ -139,27 +144,18 @@ async def test_every_warning_an_adapter_reports_is_logged(captured: Capture) -> 
 async def test_reasoning_left_out_for_another_scope_is_logged_once_per_run(
     anthropic_client: Any, captured: Capture
 ) -> None:
-    gemini = Message(
-        role="assistant",
-        scope="gemini",
-        model="gemini-3-pro-preview",
-        parts=(
-            ThinkingBlock.signed("Gemini thinks.", "Z2VtaW5pLXNpZ25hdHVyZQ=="),
-            TextPart(text="Hi."),
-        ),
-    )
     model = AnthropicModel(
         "claude-sonnet-4-5", client=anthropic_client, thinking=ClaudeThinking.adaptive()
     )
     await Agent(model, tools=[get_weather]).run(
-        "And the weather in Rome?", history=[Message.user("Hello"), gemini]
+        "And the weather in Rome?", history=[Message.user("Hello"), GEMINI_TURN]
     )
     warnings = captured.lines(logging.WARNING)
     assert warnings == [
         "1 thinking block(s) from gemini not sent to anthropic: another scope issued them "
         "(foreign_reasoning='drop')"
     ]
-    assert "Z2VtaW5pLXNpZ25hdHVyZQ==" not in "\n".join(captured.lines(logging.DEBUG))
+    assert GEMINI_SIGNATURE not in "\n".join(captured.lines(logging.DEBUG))
 
 
 async def test_the_missing_key_error_comes_without_the_sdks_traceback(
@@ -176,13 +172,3 @@ async def test_the_missing_key_error_comes_without_the_sdks_traceback(
     assert "anthropic/_client.py" not in printed and "The above exception" not in printed
     assert len(printed.splitlines()) < 12
     assert error.messages == [Message.user("What's the weather in Paris?")]
-
-
-def _proofs(messages: list[Message]) -> set[str]:
-    found: set[str] = set()
-    for message in json.loads(dump_messages(messages)):
-        for part in message["parts"]:
-            for key in ("signature", "redacted"):
-                if isinstance(part.get(key), str) and len(part[key]) >= 16:
-                    found.add(part[key])
-    return found

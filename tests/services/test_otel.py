@@ -24,16 +24,23 @@ from thinkagent import (
     ThinkingBlock,
     ToolCall,
     WarningEvent,
-    dump_messages,
 )
 from thinkagent.emulator import Emulator, Fault, Reply, ToolCallSpec
 from thinkagent.otel import Instrumentation, instrument, uninstrument
 from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
 from thinkagent.testing import ScriptedModel, ScriptedResponse
 
-from .models import PROVIDER, WIRES, get_time, get_weather, script_parallel_calls, wire_model
+from .models import (
+    GEMINI_TURN,
+    PROVIDER,
+    WIRES,
+    get_time,
+    get_weather,
+    proofs_of,
+    script_parallel_calls,
+    wire_model,
+)
 
-PROOF_KEYS = ("signature", "redacted", "encrypted_content")
 REASONING = "gen_ai.usage.reasoning.output_tokens"
 
 
@@ -55,24 +62,6 @@ def ours(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
 
 def by_operation(spans: list[ReadableSpan], operation: str) -> list[ReadableSpan]:
     return [s for s in spans if (s.attributes or {}).get("gen_ai.operation.name") == operation]
-
-
-def proofs(messages: list[Message]) -> set[str]:
-    found: set[str] = set()
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
-                if key in PROOF_KEYS and isinstance(item, str) and len(item) >= 16:
-                    found.add(item)
-                else:
-                    walk(item)
-        elif isinstance(value, list):
-            for item in value:  # pyright: ignore[reportUnknownVariableType]
-                walk(item)
-
-    walk(json.loads(dump_messages(messages)))
-    return found
 
 
 def recorded_text(spans: list[ReadableSpan]) -> str:
@@ -166,7 +155,7 @@ async def test_a_thinking_parallel_tool_run_is_one_span_tree(
         assert span.kind == SpanKind.INTERNAL
         assert span.status.status_code != StatusCode.ERROR
 
-    secrets = proofs(result.messages)
+    secrets = proofs_of(result.messages)
     assert secrets or api == "openai"  # proofs (DeepSeek reasons in plain text): none recorded
     text = recorded_text(exporter.get_finished_spans())
     assert not [p for p in secrets if p in text]
@@ -210,7 +199,7 @@ async def test_content_is_recorded_on_opt_in_without_proofs(
         "city": "Paris"
     }
     assert "gen_ai.tool.call.result" in dict(tool.attributes or {})
-    secrets = proofs(result.messages)
+    secrets = proofs_of(result.messages)
     assert secrets and not [p for p in secrets if p in recorded_text(spans)]
 
 
@@ -254,16 +243,7 @@ async def test_per_agent_switch_and_its_override() -> None:
 async def test_replay_decisions_are_span_events(
     exporter: InMemorySpanExporter, anthropic_client: Any
 ) -> None:
-    gemini_turn = Message(
-        role="assistant",
-        scope="gemini",
-        model="gemini-3-pro-preview",
-        parts=(
-            ThinkingBlock.signed("Gemini's own reasoning.", "c2lnbmF0dXJlLW9mLWdlbWluaQ=="),
-            TextPart(text="Hello."),
-        ),
-    )
-    history = [Message.user("Hi"), gemini_turn]
+    history = [Message.user("Hi"), GEMINI_TURN]
     client = anthropic_client
     for policy, sent_as_text, dropped in (("drop", 0, 1), ("text", 1, 0)):
         exporter.clear()
