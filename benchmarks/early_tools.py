@@ -1,6 +1,6 @@
 """Wall time of a streamed step whose tools start early, against the same step without.
 
-    python benchmarks/early_tools.py [--delay 0.05] [--repeats 3]
+    python benchmarks/early_tools.py [--delay 0.05] [--repeats 5]
 
 One step per wire API, on the emulator with every stream event slowed by `--delay` seconds
 (`Fault.slow`): the model thinks, says a few words and asks for three calls of a 300 ms async
@@ -218,7 +218,7 @@ async def run(delay: float, repeats: int) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--delay", type=float, default=0.05, help="seconds between stream events")
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each mode per wire")
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each mode per wire")
     args = parser.parse_args()
     warnings.simplefilter("ignore", DeprecationWarning)
     return asyncio.run(run(args.delay, args.repeats))

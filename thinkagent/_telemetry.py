@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROVIDER_DROPPED",
-    "Instrumentation",
+    "RunTracer",
     "Replay",
     "RunTrace",
     "ToolTrace",
@@ -82,19 +82,21 @@ class RunTrace(Protocol):
         ...
 
 
-class Instrumentation(Protocol):
+class RunTracer(Protocol):
+    """What traces runs (`thinkagent.otel.Instrumentation`): a `RunTrace` per run."""
+
     def start_run(self, agent: Any, model: Model) -> RunTrace: ...
 
 
-_global: Instrumentation | None = None  # what `thinkagent.otel.instrument()` turned on
+_global: RunTracer | None = None  # what `thinkagent.otel.instrument()` turned on
 
 
-def global_instrumentation() -> Instrumentation | None:
+def global_instrumentation() -> RunTracer | None:
     """The instrumentation `thinkagent.otel.instrument()` turned on for every agent, or None."""
     return _global
 
 
-def set_global_instrumentation(instrumentation: Instrumentation | None) -> None:
+def set_global_instrumentation(instrumentation: RunTracer | None) -> None:
     global _global
     _global = instrumentation
 

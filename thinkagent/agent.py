@@ -389,7 +389,7 @@ class Agent(Generic[DepsT, OutputT]):
         self.name = name
         self.early_tool_start = early_tool_start
         self._follows_global = instrument is None
-        self._instrumentation: _telemetry.Instrumentation | None = None
+        self._instrumentation: _telemetry.RunTracer | None = None
         if instrument is True:
             from .otel import Instrumentation  # the otel extra, imported only when asked for
 
