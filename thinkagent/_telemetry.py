@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROVIDER_DROPPED",
-    "RunTracer",
     "Replay",
     "RunTrace",
+    "RunTracer",
     "ToolTrace",
     "call_arguments",
     "describe_request",
