@@ -154,8 +154,14 @@ class _Builder:
     done: Part | None = None  # the part, once its end was signalled (built once)
 
     def merge_details(self, details: ProviderDetails | None) -> None:
+        # In place: vendors repeat the same details on every delta of a part (a Responses
+        # item id), so a merge must not build a new dict each time. The part is built once,
+        # after its last delta, from a validated copy.
         if details:
-            self.details = {**(self.details or {}), **details}
+            if self.details is None:
+                self.details = dict(details)
+            else:
+                self.details.update(details)
 
 
 _KINDS: dict[type[ModelDelta], type[Part]] = {
@@ -205,6 +211,25 @@ class MessageAssembler:
                 f"but that part is a {builder.kind.__name__}"
             )
         return builder
+
+    def finish_part(self, index: int) -> PartEnd | None:
+        """Part `index` is complete: the `PartEnd` to yield, or None when no delta opened it
+        or it holds nothing to keep. The part is built here, once, and reused by `message()`;
+        no further delta may fold into it."""
+        builder = self._builders.get(index)
+        return None if builder is None else self._finish(builder)
+
+    def _finish(self, builder: _Builder) -> PartEnd | None:
+        if builder.done is not None:
+            return PartEnd(builder.index, builder.done)
+        try:
+            part = self._part(builder)
+        except ValueError:  # a tool call that never got its id or name
+            return None
+        if part is None:
+            return None
+        builder.done = part
+        return PartEnd(builder.index, part)
 
     def message(
         self,
@@ -394,13 +419,4 @@ class StreamBuilder(MessageAssembler):
         no such part was opened or it holds nothing to keep (no further event may fold into
         it: the part is built here, once, and reused by `message()`)."""
         builder = self._keys.get(key)
-        if builder is None:
-            return None
-        try:
-            part = self._part(builder)
-        except ValueError:  # a tool call that never got its id or name
-            return None
-        if part is None:
-            return None
-        builder.done = part
-        return PartEnd(builder.index, part)
+        return None if builder is None else self._finish(builder)
