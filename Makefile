@@ -76,3 +76,9 @@ soak: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+
+## The FastAPI chat example (examples/fastapi_chat): serves http://127.0.0.1:8000 (PORT=...),
+## on the emulator without API keys, on the provider whose key is set otherwise.
+.PHONY: chat
+chat: $(STAMP)
+	$(BIN)/python examples/fastapi_chat/app.py

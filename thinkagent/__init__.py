@@ -1,7 +1,9 @@
 """thinkagent: agents that keep, stream, persist and replay every thinking block with its proof.
 
 The public API is re-exported here; adapters live in `thinkagent.providers.*`, the local
-emulator in `thinkagent.emulator`, test helpers in `thinkagent.testing`.
+emulator in `thinkagent.emulator`, test helpers in `thinkagent.testing`, OpenTelemetry tracing
+in `thinkagent.otel` (extra `otel`), runs as Server-Sent Events in `thinkagent.sse` (extra
+`sse`). Logs go to the `thinkagent` logger.
 """
 
 from .agent import (
@@ -37,6 +39,7 @@ from .messages import (
     FinishReason,
     Image,
     Message,
+    OpaqueBlock,
     Part,
     TextPart,
     ThinkingBlock,
@@ -98,6 +101,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "ModelSettings",
+    "OpaqueBlock",
     "OutputSpec",
     "OutputValidationFailed",
     "Part",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -21,11 +22,13 @@ from collections.abc import (
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Generic, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 
 from pydantic import ValidationError
 from typing_extensions import TypeVar
 
+from . import _telemetry
+from ._telemetry import Replay, RunTrace, describe_request, describe_response, log, log_warning
 from .context import DepsT, RunContext
 from .errors import (
     ApprovalError,
@@ -50,6 +53,9 @@ from .messages import (
     valid_unicode,
 )
 from .output import OutputSchema, describe_errors, errors_of
+
+if TYPE_CHECKING:
+    from .otel import Instrumentation
 from .providers.base import (
     Model,
     ModelProfile,
@@ -67,6 +73,7 @@ from .stream import (
     PartEnd,
     PartialOutput,
     TextDelta,
+    ThinkingDelta,
     ToolCallDelta,
     ToolResultEvent,
     WarningEvent,
@@ -101,6 +108,8 @@ that returns the text, evaluated once at the start of each run."""
 OutputModeSetting = Literal["auto", "native", "tool"]
 
 _NO_DEPS: Any = None  # `deps` left out: None, whatever the agent's DepsT (users type it)
+
+_DELTAS = frozenset({ThinkingDelta, TextDelta, ToolCallDelta})
 
 _FINAL_RESULT_ACCEPTED = "Final result processed."
 _FINAL_RESULT_IGNORED = "A final result was already given in this turn; this call was ignored."
@@ -250,6 +259,8 @@ class _RunState:
     media_unchecked: bool = True  # some message after `media_checked` may hold media
     warnings: list[WarningEvent] = field(default_factory=list[WarningEvent])
     result: RunResult[Any] | None = None
+    trace: RunTrace | None = None  # the run's instrumentation, when one is on
+    foreign_warned: int = 0  # foreign thinking blocks this run already logged as dropped
 
     @property
     def messages(self) -> list[Message]:
@@ -283,6 +294,12 @@ class Agent(Generic[DepsT, OutputT]):
     to call; `"native"` or `"tool"` choose. Invalid output goes back to the model with the
     validation errors, at most `output_retries` times.
 
+    `name` names the agent in traces. `early_tool_start=True` lets a streamed run start each
+    of its tools as soon as the model has finished that call's arguments (a tool's own
+    `early_start` overrides it; see `Tool`). `instrument` traces the runs with OpenTelemetry
+    (`thinkagent[otel]`): True, or a `thinkagent.otel.Instrumentation` with its options; None,
+    the default, follows `thinkagent.otel.instrument()`, False never traces.
+
     ```python
     agent = Agent(model, output_type=Weather, deps_type=Client, tools=[lookup])
     result = await agent.run("Weather in Paris?", deps=client)
@@ -305,6 +322,9 @@ class Agent(Generic[DepsT, OutputT]):
         model_settings: ModelSettings | None = None,
         output_mode: OutputModeSetting = "auto",
         output_retries: int = DEFAULT_MAX_RETRIES,
+        name: str | None = None,
+        early_tool_start: bool = False,
+        instrument: bool | Instrumentation | None = None,
     ) -> None: ...
 
     @overload
@@ -322,6 +342,9 @@ class Agent(Generic[DepsT, OutputT]):
         model_settings: ModelSettings | None = None,
         output_mode: OutputModeSetting = "auto",
         output_retries: int = DEFAULT_MAX_RETRIES,
+        name: str | None = None,
+        early_tool_start: bool = False,
+        instrument: bool | Instrumentation | None = None,
     ) -> None: ...
 
     def __init__(
@@ -338,6 +361,9 @@ class Agent(Generic[DepsT, OutputT]):
         model_settings: ModelSettings | None = None,
         output_mode: OutputModeSetting = "auto",
         output_retries: int = DEFAULT_MAX_RETRIES,
+        name: str | None = None,
+        early_tool_start: bool = False,
+        instrument: bool | Instrumentation | None = None,
     ) -> None:
         if max_turns < 1:
             raise ConfigurationError("max_turns must be at least 1")
@@ -360,6 +386,16 @@ class Agent(Generic[DepsT, OutputT]):
         self.deps_type = deps_type
         self.output_type = output_type
         self.output_retries = output_retries
+        self.name = name
+        self.early_tool_start = early_tool_start
+        self._follows_global = instrument is None
+        self._instrumentation: _telemetry.RunTracer | None = None
+        if instrument is True:
+            from .otel import Instrumentation  # the otel extra, imported only when asked for
+
+            self._instrumentation = Instrumentation()
+        elif instrument:
+            self._instrumentation = instrument
         self._output: OutputSchema[OutputT] = OutputSchema(output_type)
         self.output_mode: OutputMode | None = self._resolve_output_mode(output_mode)
         self.tools: dict[str, Tool] = {}
@@ -372,6 +408,12 @@ class Agent(Generic[DepsT, OutputT]):
                     f"a tool is named {tool.name!r}, the name of the output tool: rename it"
                 )
             self.tools[tool.name] = tool
+        self._early_tools = frozenset(
+            name
+            for name, tool in self.tools.items()
+            if not tool.requires_approval
+            and (tool.early_start if tool.early_start is not None else early_tool_start)
+        )
 
     def _resolve_output_mode(self, setting: OutputModeSetting) -> OutputMode | None:
         if setting not in ("auto", "native", "tool"):
@@ -451,6 +493,14 @@ class Agent(Generic[DepsT, OutputT]):
     async def _drive(
         self, prompt: UserPrompt | None, state: _RunState, *, streaming: bool
     ) -> AsyncIterator[AgentEvent]:
+        instrumentation = (
+            _telemetry.global_instrumentation() if self._follows_global else self._instrumentation
+        )
+        trace = state.trace = (
+            instrumentation.start_run(self, self.model) if instrumentation is not None else None
+        )
+        early: dict[str, asyncio.Future[ToolResult]] = {}  # calls started while streaming
+        failure: BaseException | None = None
         try:
             pending = self._start(prompt, state)
             plan = await self._plan(state)
@@ -458,7 +508,7 @@ class Agent(Generic[DepsT, OutputT]):
             turns = 0
             while True:
                 if pending:
-                    for result in await self._run_calls(pending, state, output_tool):
+                    for result in await self._run_calls(pending, state, output_tool, early):
                         yield ToolResultEvent(result)
                     if state.result is not None:  # a final output, or calls await approval
                         return
@@ -468,21 +518,39 @@ class Agent(Generic[DepsT, OutputT]):
                             f"the model gave no final answer in max_turns={self.max_turns} requests"
                         )
                 request = await self._request(state, plan)
+                replay = (
+                    self._replay(state, request)
+                    if trace is not None or log.isEnabledFor(logging.WARNING)
+                    else None
+                )
                 if streaming:
                     response = None
                     partial = _PartialOutputs(self._output, plan.output) if plan.output else None
-                    async with _closing(self.model.stream(request)) as stream:
+                    start_early = self._early_tools and not state.approvals
+                    source = (
+                        self.model.stream(request)
+                        if trace is None or replay is None
+                        else trace.stream(self.model, request, replay)
+                    )
+                    async with _closing(source) as stream:
                         async for event in stream:
-                            if isinstance(event, ModelResponse):
+                            if type(event) in _DELTAS:  # the common case, checked first
+                                yield event
+                                if partial is not None:
+                                    value = partial.feed(cast("ModelDelta", event))
+                                    if value is not None:
+                                        yield PartialOutput(value[0])
+                            elif isinstance(event, ModelResponse):
                                 response = event
-                                continue
-                            yield event
-                            if isinstance(event, WarningEvent):
-                                state.warnings.append(event)
-                            elif partial is not None and not isinstance(event, PartEnd):
-                                value = partial.feed(event)
-                                if value is not None:
-                                    yield PartialOutput(value[0])
+                            elif isinstance(event, PartEnd):
+                                yield event
+                                if start_early:
+                                    self._start_early(event.part, state, early)
+                            else:
+                                yield event
+                                if isinstance(event, WarningEvent):
+                                    state.warnings.append(event)
+                                    log_warning(event)
                     if response is None:
                         raise StreamInterrupted(
                             "the stream ended without a final response",
@@ -491,9 +559,17 @@ class Agent(Generic[DepsT, OutputT]):
                     for warning in response.warnings:
                         if warning not in state.warnings:
                             state.warnings.append(warning)
+                            log_warning(warning)
                 else:
-                    response = await self.model.request(request)
-                    state.warnings.extend(response.warnings)
+                    if trace is None or replay is None:
+                        response = await self.model.request(request)
+                    else:
+                        response = await trace.request(self.model, request, replay)
+                    for warning in response.warnings:
+                        state.warnings.append(warning)
+                        log_warning(warning)
+                if log.isEnabledFor(logging.DEBUG):
+                    log.debug(describe_response(response))
                 turns += 1
                 state.new_messages.append(response.message)
                 used = response.usage
@@ -522,15 +598,68 @@ class Agent(Generic[DepsT, OutputT]):
                         f"the model gave no valid output in max_turns={self.max_turns} requests"
                     )
         except ThinkAgentError as exc:
+            failure = exc
             exc.with_evidence(state.messages, state.usage)
+            if isinstance(exc, ConfigurationError) and _foreign_cause(exc):
+                # A setup problem the adapter recognised in a vendor exception (no API key):
+                # its message says what to do, the SDK's traceback would only bury it.
+                exc.__cause__ = None
+                exc.__suppress_context__ = True
+                raise exc.with_traceback(None)  # noqa: B904  # the chain is what is dropped
             raise
         except asyncio.CancelledError as exc:
+            failure = exc
             # Re-raise asyncio's own error, unchanged (asyncio.timeout on 3.11/3.12 checks its
             # exact type); the evidence rides along as its cause (ADR 3).
             evidence = RunCancelled(state.messages, state.usage)
             evidence.__cause__ = exc.__cause__
             exc.__cause__ = evidence
             raise
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            if early:  # calls started early that no step took: a failed or cancelled stream
+                await _cancel(early.values())
+            if trace is not None:
+                trace.end(state.usage, failure)
+
+    def _replay(self, state: _RunState, request: ModelRequest) -> Replay:
+        """What `request` does with the history's thinking; logs it once per run when it
+        leaves out reasoning another scope issued, and logs the request at DEBUG."""
+        model = self.model
+        policy = getattr(model, "foreign_reasoning", None)
+        replay = _telemetry.replay_of(
+            request.messages, model.scope, policy if isinstance(policy, str) else None
+        )
+        if replay.dropped_foreign > state.foreign_warned:
+            state.foreign_warned = replay.dropped_foreign
+            log.warning(
+                "%d thinking block(s) from %s not sent to %s: another scope issued them "
+                "(foreign_reasoning=%r)",
+                replay.dropped_foreign,
+                ", ".join(replay.foreign_scopes),
+                model.scope,
+                policy,
+            )
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(describe_request(model.scope, model.model_name, request, replay))
+        return replay
+
+    def _start_early(
+        self, part: object, state: _RunState, early: dict[str, asyncio.Future[ToolResult]]
+    ) -> None:
+        """Start the call `part` completes, if its tool may start while the model streams."""
+        if type(part) is not ToolCall or part.name not in self._early_tools or part.id in early:
+            return
+        limits = self.usage_limits
+        if (
+            limits is not None
+            and limits.tool_calls is not None
+            and state.tool_calls + len(early) + 1 > limits.tool_calls
+        ):
+            return  # left to the step, which stops the run before running any more
+        early[part.id] = asyncio.ensure_future(self._call_tool(part, state))
 
     def _finish(self, state: _RunState, output: Any) -> None:
         state.result = RunResult(
@@ -705,10 +834,15 @@ class Agent(Generic[DepsT, OutputT]):
         )
 
     async def _run_calls(
-        self, calls: list[ToolCall], state: _RunState, output_tool: str | None
+        self,
+        calls: list[ToolCall],
+        state: _RunState,
+        output_tool: str | None,
+        early: dict[str, asyncio.Future[ToolResult]],
     ) -> list[ToolResult]:
         """Run a step's calls: stop for approvals, validate the output tool's, run the others
-        concurrently. Results are kept in call order, in one user message."""
+        concurrently (taking over those `early` started while the model streamed). Results
+        are kept in call order, in one user message."""
         approvals, state.approvals = state.approvals, {}
         awaiting = [
             call
@@ -746,17 +880,18 @@ class Agent(Generic[DepsT, OutputT]):
             self.usage_limits.check_tool_calls(state.tool_calls, len(to_run))
         state.tool_calls += len(to_run)
         output_found, output, output_error = self._output_calls(calls, results, output_tool)
-        if len(to_run) == 1:  # nothing to run concurrently: spare a task (a hot path)
+        if len(to_run) == 1 and not early:  # nothing to run concurrently: no task (a hot path)
             i, call = to_run[0]
             results[i] = await self._call_tool(call, state)
         elif to_run:
-            tasks = [asyncio.ensure_future(self._call_tool(call, state)) for _, call in to_run]
+            tasks = [
+                early.pop(call.id, None) or asyncio.ensure_future(self._call_tool(call, state))
+                for _, call in to_run
+            ]
             try:
                 done = await asyncio.gather(*tasks)
             except BaseException:  # cancelled, or worse: stop the other calls, leave no task
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+                await _cancel(tasks)
                 raise
             for (i, _), result in zip(to_run, done, strict=True):
                 results[i] = result
@@ -825,8 +960,24 @@ class Agent(Generic[DepsT, OutputT]):
         return found, output, None if found else error
 
     async def _call_tool(self, call: ToolCall, state: _RunState) -> ToolResult:
-        def error(text: str) -> ToolResult:
-            return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True)
+        trace = state.trace
+        if trace is None:
+            return (await self._execute(call, state))[0]
+        with trace.tool(call, self.tools.get(call.name)) as observed:
+            result, failure = await self._execute(call, state)
+            observed.done(result, failure)
+            return result
+
+    async def _execute(
+        self, call: ToolCall, state: _RunState
+    ) -> tuple[ToolResult, Exception | None]:
+        """The call's result, and the exception its tool raised (None when it returned)."""
+
+        def error(
+            text: str, failure: Exception | None = None
+        ) -> tuple[ToolResult, Exception | None]:
+            result = ToolResult(call_id=call.id, name=call.name, content=text, is_error=True)
+            return result, failure
 
         tool = self.tools.get(call.name)
         if tool is None:
@@ -835,7 +986,7 @@ class Agent(Generic[DepsT, OutputT]):
         try:
             arguments = call.arguments_dict()
         except ValueError as exc:
-            return error(f"Arguments for tool {call.name!r} are not a JSON object: {exc}")
+            return error(f"Arguments for tool {call.name!r} are not a JSON object: {exc}", exc)
         ctx = None
         if tool.takes_context:
             ctx = RunContext(
@@ -850,9 +1001,23 @@ class Agent(Generic[DepsT, OutputT]):
         try:
             value = await tool.invoke(arguments, ctx)
         except Exception as exc:  # any failure goes back to the model as an error result
-            return error(describe_failure(tool, exc))
+            return error(describe_failure(tool, exc), exc)
         content, media = split_media(value)
-        return ToolResult(call_id=call.id, name=call.name, content=content, media=media)
+        return ToolResult(call_id=call.id, name=call.name, content=content, media=media), None
+
+
+async def _cancel(tasks: Iterable[asyncio.Future[Any]]) -> None:
+    """Cancel `tasks` and wait until each has stopped (no task is left behind)."""
+    pending = list(tasks)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _foreign_cause(error: BaseException) -> bool:
+    """Whether `error` was raised from an exception thinkagent did not raise (a vendor SDK's)."""
+    cause = error.__cause__
+    return cause is not None and not isinstance(cause, ThinkAgentError)
 
 
 def _prompt_message(prompt: UserPrompt, at: int) -> Message:

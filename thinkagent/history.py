@@ -9,7 +9,7 @@ scope that issued it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Literal
 
 from .errors import HistoryError
@@ -17,6 +17,7 @@ from .messages import (
     Document,
     Image,
     Message,
+    OpaqueBlock,
     Part,
     TextPart,
     ThinkingBlock,
@@ -51,8 +52,8 @@ def validate_history(messages: Sequence[Message], *, model_first: bool = False) 
 
     Checks: the conversation starts with a user message (or, with `model_first`, may open with
     the model's: a run started from instructions alone) and no two assistant messages follow
-    each other; thinking and tool calls appear only on assistant messages, tool results, images
-    and documents only on user messages; every thinking block is valid; every tool result answers a call of the
+    each other; thinking, tool calls and opaque provider blocks appear only on assistant messages,
+    tool results, images and documents only on user messages; every thinking block is valid; every tool result answers a call of the
     assistant message before it, once; every tool call is answered in the user message right
     after it, which Chat Completions-style APIs require (only the last message, an assistant
     message, may still have calls pending).
@@ -136,6 +137,13 @@ def _check_part(
                 part_index=j,
             )
         answered.add(part.call_id)
+    elif isinstance(part, OpaqueBlock) and message.role != "assistant":
+        raise HistoryError(
+            f"a provider block ({part.type!r}) on a user message: only assistant messages "
+            "carry them",
+            message_index=i,
+            part_index=j,
+        )
     elif isinstance(part, Image | Document) and message.role != "user":
         raise HistoryError(
             f"{'an image' if part.kind == 'image' else 'a document'} on an assistant message: "
@@ -229,22 +237,36 @@ def for_scope(
     *,
     foreign_reasoning: ForeignReasoning = "drop",
     readable: Callable[[Message], bool] | None = None,
+    compatible: Collection[str] = (),
 ) -> list[Message]:
     """The messages a translator for `scope` may replay natively.
 
     Assistant messages produced by `scope` are returned untouched. From any other scope (or of
     unknown provenance) thinking is dropped, or sent as plain text with `foreign_reasoning="text"`,
-    and signatures on text parts and tool calls are removed: a signature is meaningless, and
-    rejected, anywhere but where it was issued. `readable`, when given, is the scope's further
-    rule for its own messages: one it rejects is treated as foreign (Gemini: a signature is only
-    valid for models of the generation that issued it).
+    signatures on text parts and tool calls are removed (a signature is meaningless, and
+    rejected, anywhere but where it was issued) and opaque provider blocks are left out.
+    `compatible` names other scopes whose proofs the provider documents as valid here too
+    (Claude's platforms): their messages keep their proofs, but not their opaque blocks, which
+    only ever go back to their own scope. `readable`, when given, is the scope's further rule
+    for the messages it would keep: one it rejects is treated as foreign (Gemini: a signature is
+    only valid for models of the generation that issued it).
     """
-    return [
-        m
-        if m.role != "assistant" or (m.scope == scope and (readable is None or readable(m)))
-        else _strip_proofs(m, foreign_reasoning)
-        for m in messages
-    ]
+    kept: list[Message] = []
+    for m in messages:
+        if m.role != "assistant":
+            kept.append(m)
+        elif (m.scope == scope or m.scope in compatible) and (readable is None or readable(m)):
+            kept.append(m if m.scope == scope else _without_opaque(m))
+        else:
+            kept.append(_strip_proofs(m, foreign_reasoning))
+    return kept
+
+
+def _without_opaque(message: Message) -> Message:
+    if not any(isinstance(p, OpaqueBlock) for p in message.parts):
+        return message
+    parts = tuple(p for p in message.parts if not isinstance(p, OpaqueBlock))
+    return message.model_copy(update={"parts": parts})
 
 
 def _strip_proofs(message: Message, foreign_reasoning: ForeignReasoning) -> Message:
@@ -255,6 +277,6 @@ def _strip_proofs(message: Message, foreign_reasoning: ForeignReasoning) -> Mess
                 parts.append(TextPart(text=f"<thinking>\n{part.text}\n</thinking>"))
         elif isinstance(part, TextPart | ToolCall) and part.signature is not None:
             parts.append(part.model_copy(update={"signature": None}))
-        else:
+        elif not isinstance(part, OpaqueBlock):
             parts.append(part)
     return message.model_copy(update={"parts": tuple(parts)})

@@ -39,6 +39,7 @@ __all__ = [
     "Image",
     "Media",
     "Message",
+    "OpaqueBlock",
     "Part",
     "TextPart",
     "ThinkingBlock",
@@ -305,8 +306,30 @@ class ToolResult(_Frozen):
         return json.dumps(self.content, ensure_ascii=False)
 
 
+class OpaqueBlock(_Frozen):
+    """A block of the provider's that thinkagent keeps without interpreting it: a Claude
+    `compaction` block, a server tool's use and result, and whatever else a response holds that
+    must go back on later turns.
+
+    `data` is the whole block as the provider returned it (its `type` included) and goes back
+    exactly so, in its position, to the scope that produced it only; on any other scope it is
+    left out. `type` repeats the provider's block type, for reading.
+    """
+
+    kind: Literal["opaque"] = "opaque"
+    type: str
+    data: dict[str, JsonValue]
+    provider_details: ProviderDetails | None = None
+
+    @classmethod
+    def of(cls, data: dict[str, JsonValue]) -> OpaqueBlock:
+        """The block for the provider's own `data` (its `type` read from it)."""
+        kind = data.get("type")
+        return cls(type=kind if isinstance(kind, str) else "unknown", data=data)
+
+
 Part = Annotated[
-    TextPart | ThinkingBlock | ToolCall | ToolResult | Image | Document,
+    TextPart | ThinkingBlock | ToolCall | ToolResult | Image | Document | OpaqueBlock,
     Field(discriminator="kind"),
 ]
 """Any part of a message."""

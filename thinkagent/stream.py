@@ -20,6 +20,7 @@ from typing_extensions import TypeVar
 from .messages import (
     FinishReason,
     Message,
+    OpaqueBlock,
     Part,
     ProviderDetails,
     TextPart,
@@ -149,11 +150,18 @@ class _Builder:
     id: str | None = None
     name: str | None = None
     details: dict[str, JsonValue] | None = None
+    raw: dict[str, JsonValue] | None = None  # an opaque block's data, as it stands
     done: Part | None = None  # the part, once its end was signalled (built once)
 
     def merge_details(self, details: ProviderDetails | None) -> None:
+        # In place: vendors repeat the same details on every delta of a part (a Responses
+        # item id), so a merge must not build a new dict each time. The part is built once,
+        # after its last delta, from a validated copy.
         if details:
-            self.details = {**(self.details or {}), **details}
+            if self.details is None:
+                self.details = dict(details)
+            else:
+                self.details.update(details)
 
 
 _KINDS: dict[type[ModelDelta], type[Part]] = {
@@ -204,6 +212,25 @@ class MessageAssembler:
             )
         return builder
 
+    def finish_part(self, index: int) -> PartEnd | None:
+        """Part `index` is complete: the `PartEnd` to yield, or None when no delta opened it
+        or it holds nothing to keep. The part is built here, once, and reused by `message()`;
+        no further delta may fold into it."""
+        builder = self._builders.get(index)
+        return None if builder is None else self._finish(builder)
+
+    def _finish(self, builder: _Builder) -> PartEnd | None:
+        if builder.done is not None:
+            return PartEnd(builder.index, builder.done)
+        try:
+            part = self._part(builder)
+        except ValueError:  # a tool call that never got its id or name
+            return None
+        if part is None:
+            return None
+        builder.done = part
+        return PartEnd(builder.index, part)
+
     def message(
         self,
         *,
@@ -245,6 +272,8 @@ class MessageAssembler:
         )
 
     def _part(self, b: _Builder, *, partial: bool = False) -> Part | None:
+        if b.kind is OpaqueBlock:  # kept only whole: a cut one could not go back as it was
+            return b.done if partial else OpaqueBlock.of(b.raw or {})
         text = "".join(b.chunks)
         if b.kind is ThinkingBlock:
             if partial and not (text or b.signature or b.redacted is not None or b.id):
@@ -378,18 +407,16 @@ class StreamBuilder(MessageAssembler):
             return None
         return ToolCallDelta(builder.index, id, name, arguments, signature, details)
 
+    def opaque(self, key: Hashable, data: dict[str, JsonValue]) -> None:
+        """Open part `key` as a provider block kept whole (`OpaqueBlock`), or replace what it
+        holds so far with `data`: the adapter folds the vendor's events into the block itself.
+        It is yielded by no delta; `end(key)` gives its `PartEnd`, and a stream cut before that
+        leaves it out of the partial message."""
+        self._open(key, OpaqueBlock).raw = data
+
     def end(self, key: Hashable) -> PartEnd | None:
         """Part `key` is complete (the vendor said so): the `PartEnd` to yield, or None when
         no such part was opened or it holds nothing to keep (no further event may fold into
         it: the part is built here, once, and reused by `message()`)."""
         builder = self._keys.get(key)
-        if builder is None:
-            return None
-        try:
-            part = self._part(builder)
-        except ValueError:  # a tool call that never got its id or name
-            return None
-        if part is None:
-            return None
-        builder.done = part
-        return PartEnd(builder.index, part)
+        return None if builder is None else self._finish(builder)

@@ -9,8 +9,9 @@ model = ScriptedModel([
 result = await Agent(model, tools=[lookup]).run("find x")
 assert len(model.requests) == 2
 ```
-Streamed, it derives deltas from each scripted message (or plays the ones you give) and ends
-with the message the deltas assemble into, exactly as a real adapter does.
+Streamed, it derives deltas from each scripted message (or plays the ones you give), yields a
+`PartEnd` after the last delta of each part, and ends with the message the deltas assemble
+into, exactly as a real adapter does.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ class ScriptedModel:
         json_arguments = not any(isinstance(c.arguments, str) for c in message.tool_calls)
         assembler = MessageAssembler(json_arguments=json_arguments)
         cut = scripted.interrupt_after
+        last = {delta.index: n for n, delta in enumerate(deltas)}  # each part's last delta
         for warning in scripted.warnings:
             yield warning
         for n, delta in enumerate(deltas):
@@ -121,6 +123,8 @@ class ScriptedModel:
             assembler.add(delta)
             await asyncio.sleep(0)  # a real stream yields to the loop between events
             yield delta
+            if last[delta.index] == n and (end := assembler.finish_part(delta.index)):
+                yield end
         if cut is not None:
             raise StreamInterrupted(
                 "scripted stream interrupted",

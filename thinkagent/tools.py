@@ -61,6 +61,18 @@ class Tool:
     call on `RunResult.pending_approvals`, and `agent.run(None, history=..., approvals=...)`
     runs or denies it. A tool may return an `Image` or a `Document`, or a list holding some:
     they go back to the model as the result's `media`.
+
+    A plain `def` tool runs on `TOOL_THREADS`, so a slow one never blocks the event loop; with
+    `inline=True` it runs on the event loop itself, sparing the hop to a thread: for fast
+    functions (a lookup, a computation) that never block. An inline call cannot be timed out
+    (nothing can stop it), so `inline` and `timeout` do not go together.
+
+    `early_start=True` lets a streamed run start the tool as soon as the model has finished
+    its call's arguments, while the rest of the model's message still streams (`None`, the
+    default, follows the agent's `early_tool_start`, `False` never starts it early). Only for
+    tools that are safe to run before the model's turn is complete: the call runs even if the
+    model's stream then fails (the run cancels it), and before the turn's other calls are
+    known. See `docs/streaming.md`.
     """
 
     def __init__(
@@ -72,9 +84,18 @@ class Tool:
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: float | None = None,
         requires_approval: bool = False,
+        inline: bool = False,
+        early_start: bool | None = None,
     ) -> None:
         if max_retries < 0:
             raise ToolError("max_retries cannot be negative")
+        is_async = inspect.iscoroutinefunction(function)
+        if inline and (is_async or timeout is not None):
+            what = "an async function" if is_async else "a timeout"
+            raise ToolError(
+                f"inline=True runs a plain `def` function on the event loop, so it cannot take "
+                f"{what}: drop one of them"
+            )
         self.function = function
         target = _unwrap(function)
         target_name: str | None = getattr(target, "__name__", None)
@@ -86,10 +107,12 @@ class Tool:
         self.max_retries = max_retries
         self.timeout = timeout
         self.requires_approval = requires_approval
+        self.inline = inline
+        self.early_start = early_start
         self._arguments_model, self.takes_context = _arguments_model(
             function, self.name, param_docs
         )
-        self._is_async = inspect.iscoroutinefunction(function)
+        self._is_async = is_async
         self._schema: dict[str, Any] | None = None
 
     @classmethod
@@ -103,6 +126,7 @@ class Tool:
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: float | None = None,
         requires_approval: bool = False,
+        early_start: bool | None = None,
     ) -> Tool:
         """A tool defined by its JSON schema rather than by a signature (an MCP server's tools).
 
@@ -118,6 +142,8 @@ class Tool:
         tool.max_retries = max_retries
         tool.timeout = timeout
         tool.requires_approval = requires_approval
+        tool.inline = False
+        tool.early_start = early_start
         tool.takes_context = False
         tool._is_async = True
         tool._schema = parameters
@@ -145,7 +171,8 @@ class Tool:
     async def call(
         self, arguments: Mapping[str, Any], ctx: RunContext[Any] | None = None
     ) -> JsonValue:
-        """Validate `arguments`, run the function (sync ones on `TOOL_THREADS`), with the timeout;
+        """Validate `arguments`, run the function (sync ones on `TOOL_THREADS`, or on the event
+        loop with `inline=True`), with the timeout;
         the result as JSON data. `ctx` is passed first to a tool that takes the run's context.
 
         Raises `ToolTimedOut` when the tool runs past `timeout` (a `TimeoutError` the tool raises
@@ -164,6 +191,8 @@ class Tool:
             args = (ctx,)
         if self._is_async:
             call: Awaitable[Any] = self.function(*args, **kwargs)
+        elif self.inline:
+            return self.function(*args, **kwargs)
         else:
             call = TOOL_THREADS.run(self.name, functools.partial(self.function, *args, **kwargs))
         if self.timeout is None:  # no extra frame on the common path

@@ -16,13 +16,13 @@ async def setup(base_url: str) -> Loops:
 and `Loops` is any object with:
 
 ```python
-async def raw(self, streamed: bool) -> None:
+async def raw(self, streamed: bool, sync: bool) -> None:
     # One complete loop driven by the bare vendor client: the request, the tool call, the
     # follow-up request that replays the thinking (built by hand, as a careful user would),
     # and the final answer. Streamed: the events are read and folded by hand.
     ...
 
-async def thinkagent(self, streamed: bool) -> None:
+async def thinkagent(self, streamed: bool, sync: bool) -> None:
     # The same loop through `thinkagent.Agent` (`run`, or `run_stream` read to its end).
     ...
 
@@ -32,7 +32,7 @@ async def aclose(self) -> None:
 
 # Optional: a second raw variant, reported with its ratio for information only (not held to
 # the target), labelled by the module-level string REFERENCE.
-async def reference(self, streamed: bool) -> None: ...
+async def reference(self, streamed: bool, sync: bool) -> None: ...
 ```
 
 Rules that keep the comparison fair: both loops use the same model, thinking configuration,
@@ -46,16 +46,40 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, Protocol
 
-__all__ = ["Loops", "discover"]
+from thinkagent import Tool
+
+__all__ = ["Loops", "agent_tools", "discover", "get_weather", "run_tool", "weather"]
+
+
+def weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"sunny in {city}, 21 C"
+
+
+async def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return weather(city)
+
+
+async def run_tool(sync: bool, arguments: Mapping[str, Any]) -> str:
+    """The raw loops' tool call: the plain function called as it is, or the async one awaited."""
+    return weather(**arguments) if sync else await get_weather(**arguments)
+
+
+def agent_tools(sync: bool) -> list[Any]:
+    """The thinkagent loops' tool: the async function, or the plain one run inline (a fast
+    sync tool, no hop to a thread: `Tool(..., inline=True)`)."""
+    return [Tool(weather, name="get_weather", inline=True)] if sync else [get_weather]
 
 
 class Loops(Protocol):
-    async def raw(self, streamed: bool) -> None: ...
+    async def raw(self, streamed: bool, sync: bool) -> None: ...
 
-    async def thinkagent(self, streamed: bool) -> None: ...
+    async def thinkagent(self, streamed: bool, sync: bool) -> None: ...
 
     async def aclose(self) -> None: ...
 

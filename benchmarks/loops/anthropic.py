@@ -10,6 +10,8 @@ import anthropic
 from thinkagent import Agent
 from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
 
+from . import agent_tools, run_tool
+
 NAME = "anthropic"
 
 MODEL = "claude-opus-4-7"
@@ -28,18 +30,11 @@ TOOL: dict[str, Any] = {
 }
 
 
-async def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"sunny in {city}, 21 C"
-
-
 class AnthropicLoops:
     def __init__(self, base_url: str) -> None:
         self.client = anthropic.AsyncAnthropic(api_key="bench", base_url=base_url, max_retries=0)
-        self.agent = Agent(
-            AnthropicModel(MODEL, client=self.client, thinking=THINKING, max_tokens=MAX_TOKENS),
-            tools=[get_weather],
-        )
+        model = AnthropicModel(MODEL, client=self.client, thinking=THINKING, max_tokens=MAX_TOKENS)
+        self.agents = {sync: Agent(model, tools=agent_tools(sync)) for sync in (False, True)}
         self.params: dict[str, Any] = {
             "model": MODEL,
             "max_tokens": MAX_TOKENS,
@@ -47,7 +42,7 @@ class AnthropicLoops:
             "tools": [TOOL],
         }
 
-    async def raw(self, streamed: bool) -> None:
+    async def raw(self, streamed: bool, sync: bool) -> None:
         messages: list[dict[str, Any]] = [
             {"role": "user", "content": [{"type": "text", "text": QUESTION}]}
         ]
@@ -64,7 +59,7 @@ class AnthropicLoops:
             results: list[dict[str, Any]] = []
             for block in content:
                 if block["type"] == "tool_use":
-                    output = await get_weather(**block["input"])
+                    output = await run_tool(sync, block["input"])
                     results.append(
                         {
                             "type": "tool_result",
@@ -117,14 +112,14 @@ class AnthropicLoops:
         content = [blocks[i] for i in sorted(blocks)]
         return [b for b in content if b["type"] != "text" or b["text"]], stop
 
-    async def thinkagent(self, streamed: bool) -> None:
+    async def thinkagent(self, streamed: bool, sync: bool) -> None:
         if streamed:
-            async with self.agent.run_stream(QUESTION) as stream:
+            async with self.agents[sync].run_stream(QUESTION) as stream:
                 async for _ in stream:
                     pass
             result = stream.result
         else:
-            result = await self.agent.run(QUESTION)
+            result = await self.agents[sync].run(QUESTION)
         if len(result.messages) != 4 or not result.output:
             raise RuntimeError("the loop did not end with an answer after one tool call")
 

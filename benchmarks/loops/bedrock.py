@@ -21,10 +21,12 @@ from botocore.config import Config
 from thinkagent import Agent
 from thinkagent.providers.bedrock import BedrockModel, ClaudeThinking
 
+from . import agent_tools, run_tool
+
 NAME = "bedrock"
 REFERENCE = "boto3 on the loop thread"
 
-MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+MODEL = "us.anthropic.claude-sonnet-4-6"
 THINKING = ClaudeThinking.adaptive(display="summarized")
 MAX_TOKENS = 4096
 QUESTION = "What's the weather in Paris? I am planning a long walk along the river this afternoon."
@@ -46,11 +48,6 @@ TOOL_CONFIG: dict[str, Any] = {
         }
     ]
 }
-
-
-async def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"sunny in {city}, 21 C"
 
 
 class _Fold:
@@ -128,10 +125,8 @@ class BedrockLoops:
             aws_secret_access_key="bench",
             config=Config(retries={"total_max_attempts": 1}),
         )
-        self.agent = Agent(
-            BedrockModel(MODEL, client=self.client, thinking=THINKING, max_tokens=MAX_TOKENS),
-            tools=[get_weather],
-        )
+        model = BedrockModel(MODEL, client=self.client, thinking=THINKING, max_tokens=MAX_TOKENS)
+        self.agents = {sync: Agent(model, tools=agent_tools(sync)) for sync in (False, True)}
         self.params: dict[str, Any] = {
             "modelId": MODEL,
             "inferenceConfig": {"maxTokens": MAX_TOKENS},
@@ -139,13 +134,13 @@ class BedrockLoops:
             "toolConfig": TOOL_CONFIG,
         }
 
-    async def raw(self, streamed: bool) -> None:
-        await self._loop(streamed, threaded=True)
+    async def raw(self, streamed: bool, sync: bool) -> None:
+        await self._loop(streamed, sync, threaded=True)
 
-    async def reference(self, streamed: bool) -> None:
-        await self._loop(streamed, threaded=False)
+    async def reference(self, streamed: bool, sync: bool) -> None:
+        await self._loop(streamed, sync, threaded=False)
 
-    async def _loop(self, streamed: bool, *, threaded: bool) -> None:
+    async def _loop(self, streamed: bool, sync: bool, *, threaded: bool) -> None:
         messages: list[dict[str, Any]] = [{"role": "user", "content": [{"text": QUESTION}]}]
         for turn in range(2):
             if streamed:
@@ -177,7 +172,7 @@ class BedrockLoops:
             for block in content:
                 if "toolUse" in block:
                     use = block["toolUse"]
-                    output = await get_weather(**use["input"])
+                    output = await run_tool(sync, use["input"])
                     results.append(
                         {
                             "toolResult": {
@@ -212,14 +207,14 @@ class BedrockLoops:
             fold.add(event)
         await done
 
-    async def thinkagent(self, streamed: bool) -> None:
+    async def thinkagent(self, streamed: bool, sync: bool) -> None:
         if streamed:
-            async with self.agent.run_stream(QUESTION) as stream:
+            async with self.agents[sync].run_stream(QUESTION) as stream:
                 async for _ in stream:
                     pass
             result = stream.result
         else:
-            result = await self.agent.run(QUESTION)
+            result = await self.agents[sync].run(QUESTION)
         if len(result.messages) != 4 or not result.output:
             raise RuntimeError("the loop did not end with an answer after one tool call")
 

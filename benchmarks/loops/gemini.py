@@ -10,6 +10,8 @@ from google.genai import types
 from thinkagent import Agent
 from thinkagent.providers.gemini import GeminiModel
 
+from . import agent_tools, run_tool
+
 NAME = "gemini"
 
 MODEL = "gemini-3-pro-preview"
@@ -21,18 +23,14 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-async def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"sunny in {city}, 21 C"
-
-
 class GeminiLoops:
     def __init__(self, base_url: str) -> None:
         self.client = genai.Client(
             api_key="bench",
             http_options=types.HttpOptions(base_url=base_url, api_version="v1beta"),
         )
-        self.agent = Agent(GeminiModel(MODEL, client=self.client), tools=[get_weather])
+        model = GeminiModel(MODEL, client=self.client)
+        self.agents = {sync: Agent(model, tools=agent_tools(sync)) for sync in (False, True)}
         self.config = types.GenerateContentConfig(
             tools=[
                 types.Tool(
@@ -49,7 +47,7 @@ class GeminiLoops:
             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         )
 
-    async def raw(self, streamed: bool) -> None:
+    async def raw(self, streamed: bool, sync: bool) -> None:
         contents: list[types.Content] = [
             types.Content(role="user", parts=[types.Part(text=QUESTION)])
         ]
@@ -76,7 +74,7 @@ class GeminiLoops:
                     function_response=types.FunctionResponse(
                         id=call.id,
                         name=call.name,
-                        response={"output": await get_weather(**(call.args or {}))},
+                        response={"output": await run_tool(sync, call.args or {})},
                     )
                 )
                 for call in calls
@@ -123,14 +121,14 @@ class GeminiLoops:
                 finish = candidate.finish_reason
         return types.Content(role="model", parts=parts), finish
 
-    async def thinkagent(self, streamed: bool) -> None:
+    async def thinkagent(self, streamed: bool, sync: bool) -> None:
         if streamed:
-            async with self.agent.run_stream(QUESTION) as stream:
+            async with self.agents[sync].run_stream(QUESTION) as stream:
                 async for _ in stream:
                     pass
             result = stream.result
         else:
-            result = await self.agent.run(QUESTION)
+            result = await self.agents[sync].run(QUESTION)
         if len(result.messages) != 4 or not result.output:
             raise RuntimeError("the loop did not end with an answer after one tool call")
 

@@ -13,6 +13,8 @@ import openai
 from thinkagent import Agent
 from thinkagent.providers.openai import OpenAIChatModel, OpenAIResponsesModel
 
+from . import agent_tools, run_tool
+
 NAME = "openai-chat"
 
 CHAT_MODEL = "deepseek-reasoner"
@@ -40,11 +42,6 @@ RESPONSES_TOOL: dict[str, Any] = {
 }
 
 
-async def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"sunny in {city}, 21 C"
-
-
 def _client(base_url: str) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(api_key="bench", base_url=base_url + "/v1", max_retries=0)
 
@@ -52,12 +49,10 @@ def _client(base_url: str) -> openai.AsyncOpenAI:
 class ChatLoops:
     def __init__(self, base_url: str) -> None:
         self.client = _client(base_url)
-        self.agent = Agent(
-            OpenAIChatModel(CHAT_MODEL, client=self.client, dialect="deepseek"),
-            tools=[get_weather],
-        )
+        model = OpenAIChatModel(CHAT_MODEL, client=self.client, dialect="deepseek")
+        self.agents = {sync: Agent(model, tools=agent_tools(sync)) for sync in (False, True)}
 
-    async def raw(self, streamed: bool) -> None:
+    async def raw(self, streamed: bool, sync: bool) -> None:
         messages: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
         for turn in range(2):
             if streamed:
@@ -94,7 +89,7 @@ class ChatLoops:
                 {
                     "role": "tool",
                     "tool_call_id": call["id"],
-                    "content": await get_weather(**json.loads(call["function"]["arguments"])),
+                    "content": await run_tool(sync, json.loads(call["function"]["arguments"])),
                 }
                 for call in assistant["tool_calls"]
             ]
@@ -149,8 +144,8 @@ class ChatLoops:
             ]
         return assistant, finish
 
-    async def thinkagent(self, streamed: bool) -> None:
-        await _agent_loop(self.agent, streamed)
+    async def thinkagent(self, streamed: bool, sync: bool) -> None:
+        await _agent_loop(self.agents[sync], streamed)
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -159,9 +154,8 @@ class ChatLoops:
 class ResponsesLoops:
     def __init__(self, base_url: str) -> None:
         self.client = _client(base_url)
-        self.agent = Agent(
-            OpenAIResponsesModel(RESPONSES_MODEL, client=self.client), tools=[get_weather]
-        )
+        model = OpenAIResponsesModel(RESPONSES_MODEL, client=self.client)
+        self.agents = {sync: Agent(model, tools=agent_tools(sync)) for sync in (False, True)}
         self.params: dict[str, Any] = {
             "model": RESPONSES_MODEL,
             "tools": [RESPONSES_TOOL],
@@ -170,7 +164,7 @@ class ResponsesLoops:
             "include": ["reasoning.encrypted_content"],
         }
 
-    async def raw(self, streamed: bool) -> None:
+    async def raw(self, streamed: bool, sync: bool) -> None:
         items: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
         for turn in range(2):
             if streamed:
@@ -185,7 +179,7 @@ class ResponsesLoops:
                 return
             items = [*items, *_replayable(output)]
             for call in calls:
-                output_text = await get_weather(**json.loads(call.arguments))
+                output_text = await run_tool(sync, json.loads(call.arguments))
                 items.append(
                     {"type": "function_call_output", "call_id": call.call_id, "output": output_text}
                 )
@@ -203,8 +197,8 @@ class ResponsesLoops:
                     status = event.response.status
         return [done[i] for i in sorted(done)], status
 
-    async def thinkagent(self, streamed: bool) -> None:
-        await _agent_loop(self.agent, streamed)
+    async def thinkagent(self, streamed: bool, sync: bool) -> None:
+        await _agent_loop(self.agents[sync], streamed)
 
     async def aclose(self) -> None:
         await self.client.close()

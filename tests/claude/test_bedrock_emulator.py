@@ -29,7 +29,7 @@ from thinkagent.emulator import Emulator, Fault
 from thinkagent.providers.claude import BedrockModel, ClaudeThinking
 
 SONNET = "us.anthropic.claude-sonnet-4-6-v1:0"
-OPUS = "global.anthropic.claude-opus-4-7-v1:0"
+OPUS = "global.anthropic.claude-opus-5-v1:0"
 CASES: dict[str, tuple[str, ClaudeThinking | None, str]] = {
     "adaptive": (SONNET, ClaudeThinking.adaptive(), QUESTION),
     "budget": (SONNET, ClaudeThinking.budget(2048), QUESTION),
@@ -61,7 +61,7 @@ async def test_an_application_inference_profile_keeps_its_thinking(
     emu: Emulator, streamed: bool
 ) -> None:
     """With no thinking configured and a model id the rules cannot read, the current loop's
-    signed thinking still goes back (Bedrock resolves the profile to Opus 4.7 here, which
+    signed thinking still goes back (Bedrock resolves the profile to Opus 5 here, which
     thinks by default and refuses a loop without it)."""
     profile_client = emu.bedrock_client(config=Config(retries={"total_max_attempts": 1}))
 

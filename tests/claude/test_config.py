@@ -15,21 +15,19 @@ from thinkagent.providers import anthropic as anthropic_module
 from thinkagent.providers import bedrock as bedrock_module
 from thinkagent.providers import claude
 from thinkagent.providers.claude import AnthropicModel, BedrockModel, ClaudeThinking
-from thinkagent.providers.claude._rules import (
-    claude_name,
-    finish_reason,
-    thinking_active,
-    thinks_by_default,
-)
+from thinkagent.providers.claude._models import claude_name
+from thinkagent.providers.claude._rules import finish_reason, thinks_by_default
 
 
 def test_the_family_exports_its_user_facing_names() -> None:
     assert sorted(claude.__all__) == [
         "AnthropicModel",
         "BedrockModel",
+        "CLAUDE_PLATFORMS",
         "ClaudeThinking",
         "Effort",
         "MIN_BUDGET_TOKENS",
+        "PrefixMismatchBehavior",
         "ThinkingDisplay",
         "ThinkingType",
     ]
@@ -98,6 +96,20 @@ def test_constructors_and_wire_form() -> None:
     }
     assert ClaudeThinking.disabled().to_param() == {"type": "disabled"}
     assert ClaudeThinking(type="adaptive") == ClaudeThinking.adaptive()
+    assert ClaudeThinking.between_tools().to_param() == {"type": "between_tools"}
+    binding = ClaudeThinking.adaptive(prefix_mismatch_behavior="drop_block")
+    assert binding.to_param() == {
+        "type": "adaptive",
+        "block_binding": {"prefix_mismatch_behavior": "drop_block"},
+    }
+    assert binding.betas == ("thinking-binding-controls-2026-08-01",)
+    updates = ClaudeThinking.adaptive(display="updates")
+    assert updates.to_param() == {"type": "adaptive", "display": "updates"}
+    assert updates.betas == ("thinking-display-updates-2026-08-18",)
+    interleaved = ClaudeThinking.budget(16384, interleaved=True)
+    assert interleaved.to_param() == {"type": "enabled", "budget_tokens": 16384}
+    assert interleaved.betas == ("interleaved-thinking-2025-05-14",)
+    assert ClaudeThinking.adaptive().betas == ()
 
 
 def test_is_immutable_and_the_same_class_on_both_modules() -> None:
@@ -117,8 +129,15 @@ def test_is_immutable_and_the_same_class_on_both_modules() -> None:
         ({"type": "adaptive", "budget_tokens": 2048}, "only applies to thinking type 'enabled'"),
         ({"type": "disabled", "budget_tokens": 2048}, "only applies to thinking type 'enabled'"),
         ({"type": "disabled", "display": "omitted"}, "display does not apply"),
-        ({"type": "adaptive", "display": "hidden"}, "'summarized' or 'omitted'"),
-        ({"type": "on"}, "'adaptive', 'enabled' or 'disabled'"),
+        ({"type": "adaptive", "display": "hidden"}, "'summarized', 'omitted' or 'updates'"),
+        ({"type": "on"}, "'adaptive', 'enabled', 'disabled' or 'between_tools'"),
+        ({"type": "between_tools", "display": "omitted"}, "display does not apply"),
+        ({"type": "adaptive", "prefix_mismatch_behavior": "ignore"}, "'error' or 'drop_block'"),
+        (
+            {"type": "disabled", "prefix_mismatch_behavior": "error"},
+            "adaptive or budgeted thinking only",
+        ),
+        ({"type": "adaptive", "interleaved": True}, "budgeted thinking only"),
     ],
 )
 def test_invalid_configurations_name_the_problem(kwargs: dict[str, Any], problem: str) -> None:
@@ -154,6 +173,13 @@ def test_budget_must_stay_below_max_tokens(model_class: Any) -> None:
     model_class(
         "claude-sonnet-4-6", client=object(), thinking=ClaudeThinking.budget(4096), max_tokens=4097
     )
+    # interleaved, the budget covers the whole turn and may exceed max_tokens
+    model_class(
+        "claude-sonnet-4-6",
+        client=object(),
+        thinking=ClaudeThinking.budget(16384, interleaved=True),
+        max_tokens=4096,
+    )
 
 
 @pytest.mark.parametrize("model_class", [AnthropicModel, BedrockModel])
@@ -183,19 +209,21 @@ def test_reprs_show_the_model_and_scope_only() -> None:
 @pytest.mark.parametrize(
     ("model", "name", "default"),
     [
-        ("claude-opus-4-7", "claude-opus-4-7", True),
-        ("claude-opus-4-7-20260301", "claude-opus-4-7-20260301", True),
+        ("claude-opus-4-7", "claude-opus-4-7", False),
+        ("claude-opus-4-7-20260301", "claude-opus-4-7-20260301", False),
         ("claude-opus-4-6", "claude-opus-4-6", False),
         ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5-20250929", False),
         ("claude-3-7-sonnet-20250219", "claude-3-7-sonnet-20250219", False),
         ("claude-sonnet-5", "claude-sonnet-5", True),
+        ("claude-opus-5-5", "claude-opus-5-5", True),
+        ("claude-haiku-5-5", "claude-haiku-5-5", True),
         ("claude-mythos-preview", "claude-mythos-preview", True),
         ("claude-fable-5", "claude-fable-5", True),
         ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5-20250929", False),
-        ("global.anthropic.claude-opus-4-7-v1:0", "claude-opus-4-7", True),
+        ("global.anthropic.claude-opus-5-v1:0", "claude-opus-5", True),
         (
-            "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-opus-4-7-v1:0",
-            "claude-opus-4-7",
+            "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-opus-5-5-v1:0",
+            "claude-opus-5-5",
             True,
         ),
         ("gpt-5", None, False),
@@ -205,9 +233,6 @@ def test_reprs_show_the_model_and_scope_only() -> None:
 def test_which_models_think_by_default(model: str, name: str | None, default: bool) -> None:
     assert claude_name(model) == name
     assert thinks_by_default(model) is default
-    assert thinking_active(None, model) is default
-    assert thinking_active(ClaudeThinking.disabled(), model) is False
-    assert thinking_active(ClaudeThinking.adaptive(), model) is True
 
 
 @pytest.mark.parametrize(

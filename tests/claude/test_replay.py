@@ -42,6 +42,9 @@ CUT = ThinkingBlock.plain("I should call get_w")
 PROFILE_ARN = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3"
 """A model id the name rules cannot read (an application inference profile)."""
 
+FOREIGN = "anthropic@api.deepseek.com"
+"""Another vendor's endpoint speaking the Anthropic format: a scope of its own."""
+
 
 def turn(wire: Wire, *parts: Any, scope: str | None = "own") -> Message:
     """An assistant message of `scope`: `"own"` (this wire's), `"other"` (the other Claude
@@ -98,7 +101,16 @@ def test_same_scope_blocks_go_back_exactly_in_place(wire: Wire) -> None:
 
 
 @both
-@pytest.mark.parametrize("scope", ["other", "gemini", None])
+def test_the_other_claude_platforms_thinking_goes_back(wire: Wire) -> None:
+    """Claude's signatures are compatible across its platforms: a conversation moves between
+    the Claude API and Bedrock with its thinking."""
+    moved = turn(wire, SIGNED, REDACTED, TextPart(text="Checking."), CALL, scope="other")
+    params = wire.model().build_request(ModelRequest(history(moved), tools=[WEATHER]))
+    assert sent(wire, params) == wire.content(moved)
+
+
+@both
+@pytest.mark.parametrize("scope", [FOREIGN, "gemini", None])
 def test_reasoning_from_another_scope_is_never_sent_as_thinking(
     wire: Wire, scope: str | None
 ) -> None:
@@ -165,7 +177,7 @@ def loop_begun_by(wire: Wire, begun: str) -> Message:
 @pytest.mark.parametrize(
     ("begun", "found"),
     [
-        ("other", "text"),
+        (FOREIGN, "text"),
         ("gemini", "text"),
         ("unknown", "text"),
         ("cut", "tool_use"),
@@ -175,24 +187,24 @@ def loop_begun_by(wire: Wire, begun: str) -> Message:
 def test_a_tool_loop_without_replayable_thinking_is_refused_before_sending(
     wire: Wire, begun: str, found: str
 ) -> None:
-    """Claude's rule ("Expected `thinking` or `redacted_thinking`, but found `tool_use`")
-    checked while the request is built, with the remedy."""
+    """Claude's rule with a thinking budget ("Expected `thinking` or `redacted_thinking`, but
+    found `tool_use`") checked while the request is built, with the remedy; adaptive thinking
+    relaxes it."""
     request = ModelRequest(history(loop_begun_by(wire, begun)), tools=[WEATHER])
-    for thinking, name in (
-        (ClaudeThinking.adaptive(), wire.sonnet),
-        (ClaudeThinking.budget(2048), wire.sonnet),
-        (None, wire.opus),  # thinks by default
-    ):
-        with pytest.raises(HistoryError) as caught:
-            wire.model(thinking=thinking, name=name).build_request(request)
-        error = caught.value
-        assert error.message_index == 1
-        assert f"starts with {found}" in str(error)
-        assert "provider that started it" in str(error) and "thinking disabled" in str(error)
-        assert "ClaudeThinking.disabled()" in str(error)
+    budget = ClaudeThinking.budget(2048)
+    with pytest.raises(HistoryError) as caught:
+        wire.model(thinking=budget).build_request(request)
+    error = caught.value
+    assert error.message_index == 1
+    assert f"starts with {found}" in str(error)
+    assert "provider that started it" in str(error) and "thinking disabled" in str(error)
+    assert "ClaudeThinking.disabled()" in str(error)
     # also with foreign reasoning sent as text: it is text, not thinking
     with pytest.raises(HistoryError):
-        wire.model(foreign_reasoning="text").build_request(request)
+        wire.model(thinking=budget, foreign_reasoning="text").build_request(request)
+    for thinking, name in ((ClaudeThinking.adaptive(), wire.sonnet), (None, wire.opus)):
+        params = wire.model(thinking=thinking, name=name).build_request(request)
+        assert "tool_use" in wire.kinds(sent(wire, params))
 
 
 @both
@@ -211,13 +223,14 @@ def test_the_rule_names_the_message_that_starts_the_current_turn(wire: Wire) -> 
         ),  # this scope's own, signed: not enough, the turn began elsewhere
         Message.user_results([ToolResult(call_id="toolu_2", name="get_time", content="14:05")]),
     ]
+    budget = wire.model(thinking=ClaudeThinking.budget(2048))
     with pytest.raises(HistoryError) as caught:
-        wire.model().build_request(ModelRequest(messages))
+        budget.build_request(ModelRequest(messages))
     assert caught.value.message_index == 2
     # a user message with tool results and text still continues the loop
     mixed = [*messages[:3], Message(role="user", parts=(RESULT, TextPart(text="Hurry.")))]
     with pytest.raises(HistoryError):
-        wire.model().build_request(ModelRequest(mixed))
+        budget.build_request(ModelRequest(mixed))
 
 
 @both
@@ -236,7 +249,7 @@ def test_a_tool_loop_that_starts_with_thinking_passes(wire: Wire) -> None:
 
 
 @both
-@pytest.mark.parametrize("begun", ["other", "gemini", "cut"])
+@pytest.mark.parametrize("begun", [FOREIGN, "gemini", "cut"])
 def test_without_thinking_the_rule_does_not_apply(wire: Wire, begun: str) -> None:
     assistant = loop_begun_by(wire, begun)
     request = ModelRequest(history(assistant), tools=[WEATHER])
@@ -285,20 +298,28 @@ def test_thinking_off_replays_no_thinking(wire: Wire) -> None:
 
 @both
 @pytest.mark.parametrize("choice", ["required", "get_weather"])
-@pytest.mark.parametrize(
-    ("thinking", "opus"),
-    [(ClaudeThinking.adaptive(), False), (ClaudeThinking.budget(2048), False), (None, True)],
-    ids=["adaptive", "budget", "default"],  # the default: opus thinks
-)
-def test_forced_tool_choice_with_thinking_is_refused(
-    wire: Wire, choice: str, thinking: ClaudeThinking | None, opus: bool
-) -> None:
-    model = wire.model(thinking=thinking, name=wire.opus if opus else wire.sonnet)
-    with pytest.raises(
-        ConfigurationError, match="forces tool use, which Claude refuses while thinking"
-    ):
-        model.build_request(
-            ModelRequest([Message.user("Hi")], tools=[WEATHER], settings={"tool_choice": choice})
+def test_forced_tool_choice_is_refused_where_claude_refuses_it(wire: Wire, choice: str) -> None:
+    """With a thinking budget on every model, and on every request on the models that refuse
+    it (Opus 5.5, Fable and Mythos 5.1, Sonnet 5.5); adaptive thinking elsewhere takes it."""
+    request = ModelRequest([Message.user("Hi")], tools=[WEATHER], settings={"tool_choice": choice})
+    with pytest.raises(ConfigurationError, match="refuses with a thinking budget"):
+        wire.model(thinking=ClaudeThinking.budget(2048)).build_request(request)
+    opus_5_5 = "claude-opus-5-5" if wire.scope == "anthropic" else "anthropic.claude-opus-5-5"
+    for thinking in (None, ClaudeThinking.adaptive()):
+        with pytest.raises(ConfigurationError, match='type "tool" and "any" are not supported'):
+            wire.model(thinking=thinking, name=opus_5_5).build_request(request)
+    for thinking, name in ((ClaudeThinking.adaptive(), wire.sonnet), (None, wire.opus)):
+        params = wire.model(thinking=thinking, name=name).build_request(request)
+        forced = (
+            params["tool_choice"]
+            if wire.scope == "anthropic"
+            else params["toolConfig"]["toolChoice"]
+        )
+        assert forced in (
+            {"type": "any"},
+            {"type": "tool", "name": "get_weather"},
+            {"any": {}},
+            {"tool": {"name": "get_weather"}},
         )
 
 

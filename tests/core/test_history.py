@@ -7,10 +7,13 @@ import pytest
 from thinkagent import (
     HistoryError,
     Message,
+    OpaqueBlock,
     TextPart,
     ThinkingBlock,
     ToolCall,
     ToolResult,
+    dump_messages,
+    load_messages,
     repair,
     trim_history,
     validate_history,
@@ -230,3 +233,33 @@ def test_for_scope_keeps_own_proofs_and_drops_foreign_ones() -> None:
     as_text = for_scope(history, "anthropic", foreign_reasoning="text")
     assert as_text[3].parts[0] == TextPart(text="<thinking>\ntheirs\n</thinking>")
     assert len(as_text[3].parts) == 3  # the redacted payload cannot become text
+
+
+COMPACTION = OpaqueBlock.of({"type": "compaction", "content": "The user asked about Paris."})
+
+
+def test_opaque_blocks_go_back_to_their_own_scope_only() -> None:
+    own = assistant(COMPACTION, ThinkingBlock.signed("mine", "s1"), call("a"), scope="anthropic")
+    history = [Message.user("q"), own, results("a")]
+    assert for_scope(history, "anthropic")[1] is own
+    moved = for_scope(history, "bedrock", compatible={"anthropic"})[1]
+    assert moved.parts == (ThinkingBlock.signed("mine", "s1"), call("a"))  # proofs kept
+    foreign = for_scope(history, "gemini")[1]
+    assert foreign.parts == (call("a"),)
+
+
+def test_compatible_scopes_still_answer_to_readable() -> None:
+    own = assistant(ThinkingBlock.signed("mine", "s1"), call("a"), scope="anthropic")
+    history = [Message.user("q"), own, results("a")]
+    unread = for_scope(history, "bedrock", compatible={"anthropic"}, readable=lambda m: False)
+    assert unread[1].parts == (call("a"),)
+
+
+def test_opaque_blocks_are_validated_and_persisted_exactly() -> None:
+    history = [Message.user("q"), assistant(COMPACTION, TextPart(text="ok"))]
+    validate_history(history)
+    text = dump_messages(history)
+    assert load_messages(text) == history and dump_messages(load_messages(text)) == text
+    with pytest.raises(HistoryError, match=r"messages\[0\]\.parts\[1\]: a provider block"):
+        validate_history([Message(role="user", parts=(TextPart(text="q"), COMPACTION))])
+    assert OpaqueBlock.of({"content": "no type"}).type == "unknown"

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::U
 
 BUDGET = {"type": "enabled", "budget_tokens": 2048}
 ADAPTIVE = {"type": "adaptive"}
-BASE: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 4096, "tools": ANTHROPIC_TOOLS}
+BASE: dict[str, Any] = {"model": "claude-sonnet-4-6", "max_tokens": 4096, "tools": ANTHROPIC_TOOLS}
 
 
 async def ask(
@@ -269,8 +269,17 @@ async def test_display_omitted_signed_empty_block_replays(
         thinking=omitted,
     )
     assert second.stop_reason == "tool_use"
+    # Text put into an omitted block's empty field is ignored, not checked (TH).
+    filled = dump(first)
+    filled[0]["thinking"] = "I made this up."
+    third = await ask(
+        anthropic_client,
+        [*messages, {"role": "assistant", "content": filled}, results_for(first)],
+        thinking=omitted,
+    )
+    assert third.stop_reason == "tool_use"
     forged = dump(first)
-    forged[0]["thinking"] = "I made this up."
+    forged[0]["signature"] = forged[0]["signature"][:-8] + "AAAAAAAA"
     exc = await rejected(anthropic_client, messages, first, forged, thinking=omitted)
     assert bad_request(exc) == "messages.1.content.0: Invalid `signature` in `thinking` block"
 
@@ -289,21 +298,24 @@ async def test_newer_models_think_adaptively_by_default(
     anthropic_client: anthropic.AsyncAnthropic,
 ) -> None:
     messages: list[Any] = [{"role": "user", "content": QUESTION}]
-    reply = await ask(anthropic_client, messages, model="claude-opus-4-7")
+    reply = await ask(anthropic_client, messages, model="claude-opus-5")
     assert reply.content[0].type == "thinking"
     assert reply.content[0].thinking == ""
     assert reply.content[0].signature
     summarized = await ask(
         anthropic_client,
         messages,
-        model="claude-opus-4-7",
+        model="claude-opus-5",
         thinking={**ADAPTIVE, "display": "summarized"},
     )
     assert QUESTION in summarized.content[0].thinking
+    # Opus 4.7 takes adaptive thinking but does not think unless asked.
+    quiet = await ask(anthropic_client, messages, model="claude-opus-4-7")
+    assert quiet.content[0].type != "thinking"
     for kind in ("enabled", "disabled"):
         config = BUDGET if kind == "enabled" else {"type": "disabled"}
         with pytest.raises(anthropic.BadRequestError) as exc:
-            await ask(anthropic_client, messages, model="claude-opus-4-7", thinking=config)
+            await ask(anthropic_client, messages, model="claude-fable-5-1", thinking=config)
         assert bad_request(exc) == (
             f'"thinking.type.{kind}" is not supported for this model. '
             'Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'
@@ -445,9 +457,11 @@ async def test_a_tool_result_beside_text_continues_the_tool_loop(
     )
 
 
-async def test_thinking_before_the_last_user_turn_is_not_verified(
+async def test_thinking_before_the_last_user_turn_is_verified_where_it_is_kept(
     anthropic_client: anthropic.AsyncAnthropic,
 ) -> None:
+    """Sonnet 4.5 and earlier strip earlier turns' thinking unread; Sonnet 4.6 keeps it in
+    context, so it must verify."""
     messages, first = await tool_turn(anthropic_client)
     old = dump(first)
     old[0]["signature"] = flip(old[0]["signature"])
@@ -458,8 +472,11 @@ async def test_thinking_before_the_last_user_turn_is_not_verified(
         {"role": "assistant", "content": "It is sunny, 21 C."},
         {"role": "user", "content": "Now do Lyon too."},
     ]
-    reply = await ask(anthropic_client, history, thinking=BUDGET)
+    reply = await ask(anthropic_client, history, thinking=BUDGET, model="claude-sonnet-4-5")
     assert reply.content[-1].input == {"city": "Lyon"}
+    with pytest.raises(anthropic.BadRequestError) as exc:
+        await ask(anthropic_client, history, thinking=BUDGET)
+    assert bad_request(exc) == "messages.1.content.0: Invalid `signature` in `thinking` block"
 
 
 @pytest.mark.parametrize(
@@ -478,7 +495,7 @@ async def test_forced_tool_choice_with_thinking_is_rejected(
         assert forced.content[-1].name == "get_time"
 
 
-async def test_bedrock_signature_is_invalid_on_anthropic(
+async def test_a_bedrock_signature_is_valid_on_anthropic(
     emu: Emulator, bedrock_client: Any, anthropic_client: anthropic.AsyncAnthropic
 ) -> None:
     response = await asyncio.to_thread(
@@ -511,6 +528,14 @@ async def test_bedrock_signature_is_invalid_on_anthropic(
         "role": "user",
         "content": [{"type": "tool_result", "tool_use_id": use["toolUseId"], "content": "sunny"}],
     }
+    # Claude's signatures are compatible across its platforms (TH).
+    moved = await ask(
+        anthropic_client,
+        [{"role": "user", "content": QUESTION}, assistant, result],
+        thinking=BUDGET,
+    )
+    assert moved.stop_reason == "tool_use"
+    assistant["content"][0]["signature"] = "E" + reasoning["signature"][1:-4] + "AAAA"
     with pytest.raises(anthropic.BadRequestError) as exc:
         await ask(
             anthropic_client,

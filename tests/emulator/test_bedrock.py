@@ -18,7 +18,7 @@ from thinkagent.emulator.claude.bedrock import claude_name
 
 from .tools import BEDROCK_TOOLS, QUESTION, TOOL_OUTPUT
 
-MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+MODEL = "us.anthropic.claude-sonnet-4-6"
 BUDGET = {"thinking": {"type": "enabled", "budget_tokens": 2048}}
 ADAPTIVE = {"thinking": {"type": "adaptive"}}
 
@@ -309,7 +309,7 @@ def test_thinking_while_disabled_and_forced_tool_choice(bedrock_client: Any) -> 
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
-async def test_anthropic_signature_is_invalid_on_bedrock(
+async def test_an_anthropic_signature_is_valid_on_bedrock(
     bedrock_client: Any, anthropic_client: anthropic.AsyncAnthropic
 ) -> None:
     reply = await anthropic_client.messages.create(
@@ -341,6 +341,11 @@ async def test_anthropic_signature_is_invalid_on_bedrock(
         "role": "user",
         "content": [{"toolResult": {"toolUseId": use.id, "content": [{"text": "sunny"}]}}],
     }
+    # Claude's signatures are compatible across its platforms (TH).
+    moved = converse(bedrock_client, [USER, forged, result], additionalModelRequestFields=BUDGET)
+    assert moved["stopReason"] == "tool_use"
+    reasoning = forged["content"][0]["reasoningContent"]["reasoningText"]
+    reasoning["signature"] = reasoning["signature"][:-4] + "AAAA"
     with pytest.raises(ClientError) as exc:
         converse(bedrock_client, [USER, forged, result], additionalModelRequestFields=BUDGET)
     assert validation_message(exc) == (
@@ -362,14 +367,14 @@ def test_thinking_config_errors_come_from_the_model(bedrock_client: Any) -> None
         converse(
             bedrock_client,
             [USER],
-            modelId="global.anthropic.claude-opus-4-7",
+            modelId="global.anthropic.claude-opus-5",
             additionalModelRequestFields=BUDGET,
         )
     assert '"thinking.type.enabled" is not supported for this model' in validation_message(exc)
     reply = converse(
         bedrock_client,
         [USER],
-        modelId="global.anthropic.claude-opus-4-7",
+        modelId="global.anthropic.claude-opus-5",
         outputConfig={"effort": "high"},
     )
     assert (

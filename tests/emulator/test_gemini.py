@@ -13,6 +13,7 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
+from tests.support.gemini import api_fixture, client_fixture  # noqa: F401 (fixtures)
 from thinkagent.emulator import Emulator, Reply, ToolCallSpec
 
 from .tools import TIME_SCHEMA, WEATHER_SCHEMA
@@ -137,17 +138,6 @@ CORRUPTED = {
     "gemini": "Corrupted thought signature.",
     "vertex": "Unable to submit request because Thought signature is not valid.",
 }
-
-
-@pytest.fixture(params=["gemini", "vertex"])
-def api(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-@pytest.fixture
-def client(api: str, request: pytest.FixtureRequest) -> genai.Client:
-    """The shared ``gemini_client`` or ``vertex_client``, by ``api``."""
-    return request.getfixturevalue(f"{api}_client")
 
 
 async def tool_turn(client: genai.Client) -> tuple[list[types.Content], types.Content]:

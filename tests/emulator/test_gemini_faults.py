@@ -12,6 +12,7 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
+from tests.support.gemini import api_fixture, client_fixture  # noqa: F401 (fixtures)
 from thinkagent.emulator import Emulator, Fault
 
 MODEL = "gemini-3-pro-preview"
@@ -19,12 +20,6 @@ CONFIG = types.GenerateContentConfig(
     thinking_config=types.ThinkingConfig(include_thoughts=True),
 )
 PROMPT = "Tell me about the weather in Paris and London, and why it changes so often."
-
-
-@pytest.fixture(params=["gemini", "vertex"])
-def client(request: pytest.FixtureRequest) -> genai.Client:
-    """The shared ``gemini_client`` or ``vertex_client``, in turn."""
-    return request.getfixturevalue(f"{request.param}_client")
 
 
 async def generate(client: genai.Client) -> types.GenerateContentResponse:

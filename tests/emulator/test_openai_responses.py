@@ -299,7 +299,7 @@ async def test_summary_include_and_effort(openai_client: openai.AsyncOpenAI) -> 
 
 async def test_request_validation(openai_client: openai.AsyncOpenAI) -> None:
     with pytest.raises(openai.NotFoundError) as exc:
-        await create(openai_client, [USER], model="deepseek-reasoner")
+        await create(openai_client, [USER], model="kimi-k2-thinking")
     assert error_of(exc)["code"] == "model_not_found"
     nested = [{"type": "function", "function": RESPONSES_TOOLS[0]}]
     with pytest.raises(openai.BadRequestError) as exc:

@@ -14,7 +14,7 @@ from .tools import ANTHROPIC_TOOLS, BEDROCK_TOOLS, QUESTION
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 REQUEST: dict[str, Any] = {
-    "model": "claude-sonnet-4-5",
+    "model": "claude-sonnet-4-6",
     "max_tokens": 4096,
     "thinking": {"type": "adaptive"},
     "tools": ANTHROPIC_TOOLS,

@@ -27,7 +27,7 @@ from thinkagent import (
 )
 from thinkagent.providers.base import ModelRequest, ModelResponse, ToolDefinition
 from thinkagent.providers.gemini import SKIP_SIGNATURE, GeminiModel, GeminiThinking
-from thinkagent.stream import TextDelta, ThinkingDelta, ToolCallDelta
+from thinkagent.stream import PartEnd, TextDelta, ThinkingDelta, ToolCallDelta
 
 TRICKY = b"\xfb\xff\xfe-sig-\xfa\xfb\xff\x00\x01"  # standard and URL-safe base64 differ
 STD = base64.b64encode(TRICKY).decode()
@@ -58,12 +58,14 @@ def model_for(mock: MockGemini, name: str = "gemini-3-pro-preview", **kwargs: An
 
 
 async def collect(model: GeminiModel, request: ModelRequest) -> tuple[list[Any], Message]:
+    """The stream's events but its part ends (`test_stream_parts.py` has those), and its
+    message."""
     deltas: list[Any] = []
     final: Message | None = None
     async for event in model.stream(request):
         if isinstance(event, ModelResponse):
             final = event.message
-        else:
+        elif not isinstance(event, PartEnd):
             deltas.append(event)
     assert final is not None
     return deltas, final

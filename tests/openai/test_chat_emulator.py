@@ -4,6 +4,7 @@ replay rule with its real error, persistence, other scopes' histories and faults
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +33,7 @@ from thinkagent import (
     validate_history,
 )
 from thinkagent.emulator import Emulator, Fault
-from thinkagent.providers.openai import OpenAIChatModel, OpenAIThinking
+from thinkagent.providers.openai import DIALECTS, OpenAIChatModel, OpenAIThinking
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,8 @@ class Case:
     dialect: str | None
     azure: bool = False
     scope: str = ""
-    replay: str | None = None  # where reasoning goes back: a field, "tags", or None
+    replay: str | None = None  # where reasoning goes back: a field, "tags", "chunks", or None
+    route: str | None = None  # the emulator's dialect knob (`/{route}/v1`)
 
     @property
     def reasons_visibly(self) -> bool:
@@ -54,10 +56,19 @@ CASES = [
     Case("azure", "my-o4-mini", None, azure=True, scope="azure"),
     Case("deepseek", "deepseek-reasoner", "deepseek", scope="deepseek", replay="reasoning_content"),
     Case("think-tags", "minimax-m2", "minimax", scope="minimax", replay="tags"),
-    Case("reasoning-field", "qwen/qwen3-32b", "openrouter", scope="openrouter"),
+    Case(
+        "openrouter",
+        "qwen/qwen3-32b",
+        "openrouter",
+        scope="openrouter",
+        replay="reasoning_details",
+    ),
     Case("ollama", "qwen3:8b", "ollama", scope="ollama"),
     Case("qwen", "qwen3-max", "qwen", scope="qwen"),
-    Case("kimi", "kimi-k2-thinking", "kimi", scope="moonshot"),
+    Case("kimi", "kimi-k2-thinking", "kimi", scope="moonshot", replay="reasoning_content"),
+    Case("zai", "glm-4.6", "zai", scope="zai", replay="reasoning_content"),
+    Case("vllm", "Qwen/Qwen3-8B", "vllm", scope="vllm", replay="reasoning", route="vllm"),
+    Case("mistral", "magistral-medium-latest", "mistral", scope="mistral", replay="chunks"),
 ]
 
 
@@ -85,7 +96,10 @@ async def test_three_turn_tool_loop_streamed_and_not(
     openai_client: openai.AsyncOpenAI,
     azure_client: openai.AsyncAzureOpenAI,
 ) -> None:
-    model = make_model(case, azure_client if case.azure else openai_client)
+    client = azure_client if case.azure else openai_client
+    if case.route is not None:
+        client = emu.openai_client(base_url=f"{emu.url}/{case.route}/v1")
+    model = make_model(case, client)
     agent = Agent(model, tools=TOOLS, instructions="Be brief.")
     result = await agent.run(QUESTION)
     streamed = await run_streamed(agent, QUESTION)
@@ -130,10 +144,23 @@ async def test_three_turn_tool_loop_streamed_and_not(
         for sent in assistant_turns(body):
             own = by_call[sent["tool_calls"][0]["id"]]
             block = own.thinking[0] if own.thinking else None
-            if case.replay == "reasoning_content":
-                assert block is not None and sent["reasoning_content"] == block.text
+            if case.replay in ("reasoning_content", "reasoning"):
+                assert block is not None and sent[case.replay] == block.text
+                assert {"reasoning_content", "reasoning"} - {case.replay} - set(sent) == {
+                    "reasoning_content",
+                    "reasoning",
+                } - {case.replay}
+            elif case.replay == "reasoning_details":
+                assert block is not None and block.provider_details is not None
+                assert sent["reasoning_details"] == [{**block.provider_details, "text": block.text}]
             else:
                 assert "reasoning_content" not in sent and "reasoning" not in sent
+            if case.replay == "chunks":
+                assert block is not None
+                assert sent["content"][0] == {
+                    "type": "thinking",
+                    "thinking": [{"type": "text", "text": block.text}],
+                }
             if case.replay == "tags":
                 assert block is not None
                 assert sent["content"].startswith(f"<think>\n{block.text}\n</think>")
@@ -163,7 +190,9 @@ async def test_deepseek_replays_reasoning_on_every_turn_with_tools(
 async def test_deepseek_without_its_reasoning_gets_the_real_error(
     emu: Emulator, openai_client: openai.AsyncOpenAI
 ) -> None:
-    model = make_model(CASES[2], openai_client)
+    # the dialect without its placeholder, to see what the service says
+    omit = dataclasses.replace(DIALECTS["deepseek"], missing_reasoning="omit")
+    model = OpenAIChatModel("deepseek-reasoner", client=openai_client, dialect=omit)
     agent = Agent(model, tools=TOOLS)
     result = await agent.run(QUESTION)
     data = json.loads(dump_messages(result.messages[:3]))
@@ -250,7 +279,7 @@ async def test_a_capture_only_endpoint_that_wants_reasoning_back_gets_a_hint(
     assert model.scope == "compatible"
     with pytest.raises(ProviderError) as info:
         await Agent(model, tools=TOOLS).run(QUESTION)
-    assert "reasoning_content" in info.value.message and "dialect='deepseek'" in str(info.value)
+    assert "reasoning_content" in info.value.message and "dialect ('deepseek'" in str(info.value)
 
 
 # --- faults ----------------------------------------------------------------------------------

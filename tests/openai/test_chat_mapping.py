@@ -16,6 +16,7 @@ from thinkagent import (
     Message,
     ModelRequest,
     ModelResponse,
+    PartEnd,
     ProviderError,
     StreamInterrupted,
     TextDelta,
@@ -103,7 +104,7 @@ def test_invalid_dialects_are_refused() -> None:
         ChatDialect("x", reasoning="thoughts")  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="replay must be one of"):
         ChatDialect("x", replay="sometimes")  # type: ignore[arg-type]
-    with pytest.raises(ConfigurationError, match="names no field"):
+    with pytest.raises(ConfigurationError, match="names no shape"):
         ChatDialect("x", reasoning="auto", replay="always")
     with pytest.raises(ConfigurationError, match="name"):
         ChatDialect("")
@@ -257,6 +258,7 @@ def test_user_turns_send_results_then_text_and_arguments_go_back_exactly() -> No
         {
             "role": "assistant",
             "content": None,
+            "reasoning_content": "",  # DeepSeek's placeholder for a turn it did not make
             "tool_calls": [
                 {
                     "id": "call_1",
@@ -326,10 +328,27 @@ def test_replay_rules(rule: str, expected: list[str | None]) -> None:
     assert all("reasoning_content" not in m for m in sent)
 
 
-def test_nothing_is_invented_when_the_reasoning_is_missing() -> None:
-    history = [Message.user("q"), assistant(TextPart(text="Checking."), call(1)), results("call_1")]
-    (_, sent_assistant, _) = model().build_messages(history)
+def test_only_the_placeholder_is_sent_for_another_providers_tool_turn() -> None:
+    """DeepSeek and Kimi refuse a tool-call message without reasoning_content while thinking:
+    their dialects send the documented empty placeholder on another provider's turn; nothing
+    else is ever invented, not on their own turns that lost their reasoning (the service's
+    refusal says so), not with a dialect that omits it."""
+    foreign = [
+        Message.user("q"),
+        assistant(TextPart(text="Checking."), call(1), scope="anthropic"),
+        results("call_1"),
+    ]
+    for name in ("deepseek", "moonshot"):
+        (_, sent_assistant, _) = model(name).build_messages(foreign)
+        assert sent_assistant["reasoning_content"] == ""
+    own = [Message.user("q"), assistant(TextPart(text="Checking."), call(1)), results("call_1")]
+    (_, sent_assistant, _) = model().build_messages(own)
     assert "reasoning_content" not in sent_assistant
+    omit = ChatDialect("mine", reasoning="reasoning_content", replay="tool_turns")
+    (_, sent_assistant, _) = model(omit).build_messages(foreign)
+    assert "reasoning_content" not in sent_assistant
+    text_only = [Message.user("q"), assistant(TextPart(text="Hi."), scope="x"), Message.user("m")]
+    assert "reasoning_content" not in model().build_messages(text_only)[1]
 
 
 def test_openai_gets_no_reasoning_back() -> None:
@@ -349,11 +368,11 @@ def test_other_scopes_reasoning_is_dropped_or_sent_as_text() -> None:
         results("call_1"),
     ]
     dropped = model().build_messages(history)
-    assert "reasoning_content" not in dropped[1] and "SIG" not in str(dropped)
+    assert dropped[1]["reasoning_content"] == "" and "SIG" not in str(dropped)  # placeholder
     assert dropped[1]["content"] == "Hi."
     as_text = model(foreign_reasoning="text").build_messages(history)
     assert as_text[1]["content"] == "<thinking>\nsecret plan\n</thinking>Hi."
-    assert "SIG" not in str(as_text) and "reasoning_content" not in as_text[1]
+    assert "SIG" not in str(as_text) and as_text[1]["reasoning_content"] == ""
 
 
 def test_think_tags_go_back_inline() -> None:
@@ -578,12 +597,17 @@ async def test_stream_deltas_and_the_assembled_message() -> None:
     assert out[:-1] == [
         ThinkingDelta(0, "I need "),
         ThinkingDelta(0, "the tool."),
+        PartEnd(0, ThinkingBlock.plain("I need the tool.")),  # the content begins
         TextDelta(1, "Check"),
         TextDelta(1, "ing."),
         ToolCallDelta(2, id="c1", name="get_weather"),
         ToolCallDelta(2, args_fragment='{"city":'),
         ToolCallDelta(3, id="c2", name="get_time", args_fragment="{}"),
-        ToolCallDelta(2, args_fragment='"Paris"}'),
+        ToolCallDelta(2, args_fragment='"Paris"}'),  # a call may go on after the next began
+        # with the choice: the open part, then every call, whole
+        PartEnd(1, TextPart(text="Checking.")),
+        PartEnd(2, ToolCall(id="c1", name="get_weather", arguments='{"city":"Paris"}')),
+        PartEnd(3, ToolCall(id="c2", name="get_time", arguments="{}")),
     ]
     final = out[-1]
     assert isinstance(final, ModelResponse)

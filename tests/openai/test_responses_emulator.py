@@ -39,8 +39,10 @@ API = "openai-responses"
 
 
 def local_scope(emu: Emulator) -> str:
-    """The scope of a plain client pointed at the emulator: its host and port."""
-    return "openai-responses@" + emu.url.split("://", 1)[1].rstrip("/")
+    """The scope of a plain client pointed at the emulator: a server on this machine, whatever
+    its port."""
+    assert emu.url.startswith("http://127.0.0.1:")
+    return "openai-responses@localhost"
 
 
 def make_model(client: openai.AsyncOpenAI, **kw: Any) -> OpenAIResponsesModel:

@@ -508,9 +508,11 @@ def test_scopes() -> None:
         ("https://my-resource.openai.azure.com/openai/v1/", "azure-responses"),
         ("https://My-Resource.cognitiveservices.azure.com/openai/v1", "azure-responses"),
         ("https://openrouter.ai/api/v1", "openai-responses@openrouter.ai"),
-        ("http://localhost:8000/v1", "openai-responses@localhost:8000"),
-        ("http://127.0.0.1:11434/v1", "openai-responses@127.0.0.1:11434"),
-        ("http://[::1]:8000/v1", "openai-responses@[::1]:8000"),
+        # a server on this machine is one scope whatever its port: the emulator's port
+        # changes from run to run, and a history recorded on one must replay on the next
+        ("http://localhost:8000/v1", "openai-responses@localhost"),
+        ("http://127.0.0.1:11434/v1", "openai-responses@localhost"),
+        ("http://[::1]:8000/v1", "openai-responses@localhost"),
         ("https://gateway.example.com/openai/v1", "openai-responses@gateway.example.com"),
         ("https://api.openai.com.evil.example/v1", "openai-responses@api.openai.com.evil.example"),
     ],

@@ -191,7 +191,7 @@ class Wire:
     sonnet: str
     """claude-sonnet-4-6 on this wire."""
     opus: str
-    """claude-opus-4-7, which thinks by default."""
+    """claude-opus-5, which thinks by default."""
     client_fixture: str
     """The fixture (`tests/support/fixtures.py`) of a client without retries."""
     content: Callable[[Message], list[dict[str, Any]]]
@@ -210,13 +210,15 @@ class Wire:
 
     @property
     def other(self) -> str:
-        """The other Claude scope (its signatures are not valid here)."""
+        """The other Claude platform (its signatures are valid here too)."""
         return "bedrock" if self.scope == "anthropic" else "anthropic"
 
     def model(self, client: Any = None, name: str | None = None, **kw: Any) -> Any:
         """This wire's model: on `sonnet` unless `name` says otherwise, with adaptive thinking
-        unless `thinking` says otherwise, and a client that must not be used unless given."""
+        unless `thinking` says otherwise, and a client that must not be used unless given. The
+        emulator stands in for the Claude API: its scope is the Claude API's."""
         kw.setdefault("thinking", ClaudeThinking.adaptive())
+        kw.setdefault("scope", self.scope)
         return self.model_class(name or self.sonnet, client=client or object(), **kw)
 
     def thinking_sent(self, params: dict[str, Any]) -> Any:
@@ -249,7 +251,7 @@ ANTHROPIC = Wire(
     scope="anthropic",
     model_class=AnthropicModel,
     sonnet="claude-sonnet-4-6",
-    opus="claude-opus-4-7",
+    opus="claude-opus-5",
     client_fixture="anthropic_client",
     content=anthropic_content,
     status_error=anthropic.APIStatusError,
@@ -261,7 +263,7 @@ BEDROCK = Wire(
     scope="bedrock",
     model_class=BedrockModel,
     sonnet="us.anthropic.claude-sonnet-4-6-v1:0",
-    opus="global.anthropic.claude-opus-4-7-v1:0",
+    opus="global.anthropic.claude-opus-5-v1:0",
     client_fixture="bedrock_client",
     content=bedrock_content,
     status_error=ClientError,

@@ -1,5 +1,8 @@
-"""A `genai.Client` over an in-process transport: the official SDK builds, sends and parses
-everything as usual, the transport answers from a queue and records each request body."""
+"""Gemini test helpers: `api` and `client`, fixtures that run a test on the Gemini API and on
+Vertex AI (import them into a test module), `run` (an agent run, streamed or not), and
+`MockGemini`, a `genai.Client` over an
+in-process transport: the official SDK builds, sends and parses everything as usual, the
+transport answers from a queue and records each request body."""
 
 from __future__ import annotations
 
@@ -8,10 +11,36 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import httpx2
+import pytest
 from google import genai
 from google.genai import types
 
+from thinkagent import Agent, RunResult
+
 API_KEY = "test-api-key-do-not-leak"
+
+
+@pytest.fixture(params=["gemini", "vertex"], name="api")
+def api_fixture(request: pytest.FixtureRequest) -> str:
+    """Each Google wire in turn: `"gemini"` (the Gemini API), then `"vertex"` (Vertex AI)."""
+    return request.param
+
+
+@pytest.fixture(name="client")
+def client_fixture(api: str, request: pytest.FixtureRequest) -> genai.Client:
+    """The suite's `gemini_client` or `vertex_client`, by `api`."""
+    return request.getfixturevalue(f"{api}_client")
+
+
+async def run(agent: Agent[Any, Any], prompt: str, *, stream: bool) -> RunResult[Any]:
+    """`agent.run(prompt)`, or the result of `agent.run_stream(prompt)` read to its end."""
+    if not stream:
+        return await agent.run(prompt)
+    async with agent.run_stream(prompt) as events:
+        async for _ in events:
+            pass
+    return events.result
+
 
 Answer = dict[str, Any] | list[dict[str, Any]] | httpx2.Response | Exception | Callable[[], Any]
 """A JSON body, a list of stream chunks (served as SSE), a whole response, or an error."""

@@ -17,9 +17,18 @@ neutral vocabulary and the brain (:mod:`.model`, :mod:`.brain`), the shared serv
 it, listed in :mod:`.wires`.
 """
 
-from .faults import Fault
-from .model import Reply, ReplyUsage, ToolCallSpec
-from .recording import RecordedRequest
-from .server import Emulator
+try:
+    from .faults import Fault
+    from .model import Reply, ReplyUsage, ToolCallSpec
+    from .recording import RecordedRequest
+    from .server import Emulator
+except ModuleNotFoundError as exc:  # its server's packages: say which extra brings them
+    package = (exc.name or "").partition(".")[0]
+    if package not in ("starlette", "uvicorn", "httptools", "anyio"):
+        raise
+    raise ModuleNotFoundError(
+        f"thinkagent.emulator needs the {package!r} package: pip install 'thinkagent[emulator]'",
+        name=exc.name,
+    ) from None
 
 __all__ = ["Emulator", "Fault", "RecordedRequest", "Reply", "ReplyUsage", "ToolCallSpec"]

@@ -7,7 +7,9 @@ The same input always gives the same output.
 Policy
 ------
 * The *question* is the text of the last user turn that has text. Tool calls made after
-  it (and their results) form the current tool loop.
+  it (and their results) form the current tool loop. A question that names nothing and
+  matches no tool ("Please go ahead.") defers to the system instructions: their subjects and
+  words plan the tools.
 * Tools the question *matches* are those whose name or description shares a significant
   word with it (``get_weather`` / "Current weather for a city." matches "What's the
   weather in Paris?"). If none matches, the first offered tool is the plan.
@@ -44,7 +46,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from .encoding import as_list, as_mapping, mapping_or_none
@@ -60,7 +62,14 @@ from .model import (
     Turn,
 )
 
-__all__ = ["MAGIC_REDACTED_PROMPT", "count_tokens", "plan", "reply_usage", "subjects"]
+__all__ = [
+    "MAGIC_REDACTED_PROMPT",
+    "count_tokens",
+    "plan",
+    "prefix_tokens",
+    "reply_usage",
+    "subjects",
+]
 
 #: Anthropic's documented test prompt that makes Claude return redacted thinking.
 MAGIC_REDACTED_PROMPT = (
@@ -517,16 +526,7 @@ def reply_usage(
     """Token usage of ``reply`` for ``conversation``: input from every text, tool and
     schema in the request; output from the reply's text, calls and thinking (or
     ``hidden_thinking`` when the visible thinking was redacted or omitted)."""
-    parts: list[str] = [conversation.system]
-    for turn in conversation.turns:
-        parts.append(turn.text)
-        parts.append(turn.thinking)
-        parts.extend(_format_args(c.arguments) + c.name for c in turn.calls)
-        parts.extend(r.content for r in turn.results)
-    parts.extend(
-        t.name + t.description + json.dumps(t.schema, sort_keys=True) for t in conversation.tools
-    )
-    input_tokens = 8 + 4 * len(conversation.turns) + sum(count_tokens(p) for p in parts if p)
+    input_tokens = sum(prefix_tokens(conversation))
     thinking = hidden_thinking if hidden_thinking is not None else (reply.thinking or "")
     thinking_tokens = count_tokens(thinking)
     output = thinking_tokens + count_tokens(reply.text)
@@ -534,6 +534,27 @@ def reply_usage(
     return ReplyUsage(
         input_tokens=input_tokens, output_tokens=max(output, 1), thinking_tokens=thinking_tokens
     )
+
+
+def prefix_tokens(conversation: Conversation) -> list[int]:
+    """The input tokens of each piece of ``conversation`` as a service reads it, as
+    :func:`reply_usage` counts them (they add up to its ``input_tokens``): first the system
+    text and the tools, which every request of a conversation starts with, then each turn.
+    Prompt caching (:mod:`~thinkagent.emulator.caching`) counts cached prefixes with them."""
+    tools = (
+        t.name + t.description + json.dumps(t.schema, sort_keys=True) for t in conversation.tools
+    )
+    counts = [8 + _tokens([conversation.system, *tools])]
+    for turn in conversation.turns:
+        texts = [turn.text, turn.thinking]
+        texts.extend(_format_args(c.arguments) + c.name for c in turn.calls)
+        texts.extend(r.content for r in turn.results)
+        counts.append(4 + _tokens(texts))
+    return counts
+
+
+def _tokens(texts: Iterable[str]) -> int:
+    return sum(count_tokens(t) for t in texts if t)
 
 
 _SENTENCE_RE = re.compile(r"[^.!?\n]+")
@@ -587,13 +608,17 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
         w for t in conversation.tools for w in _words(t.name) | _words(t.description)
     )
     names = subjects(question, vocabulary)
+    qwords = _words(question)
+    if not names and not any(_matches(t, qwords) for t in tools):
+        # A turn that only says to go on ("Please go ahead."): the instructions say what to do.
+        names = subjects(conversation.system, vocabulary)
+        qwords |= _words(conversation.system)
     # Anywhere in the user's text: the follow-up turns stay redacted (as recorded).
     redacted = any(MAGIC_REDACTED_PROMPT in t.text for t in conversation.turns if t.role == "user")
 
     step_tool: ToolSpec | None = None
     remaining: list[ToolSpec] = []
     if tools and settings.tool_choice != "none":
-        qwords = _words(question)
         planned = [t for t in tools if _matches(t, qwords)] or [tools[0]]
         remaining = [t for t in planned if t.name not in called]
         if settings.tool_choice == "tool":

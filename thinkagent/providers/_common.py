@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Container, Mapping, Sequence
 from typing import Any, Generic, TypeVar, cast
+from urllib.parse import urlsplit
 
 from ..errors import ConfigurationError, ProviderError, StreamInterrupted
 from ..history import ForeignReasoning
@@ -26,6 +27,7 @@ __all__ = [
     "check_foreign_reasoning",
     "connection_error",
     "copy_settings",
+    "endpoint_host",
     "interrupted",
     "merge_settings",
     "request_options",
@@ -148,6 +150,29 @@ def request_options(
         params["extra_headers"] = headers
     if "timeout" in settings:
         params["timeout"] = settings["timeout"]
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def endpoint_host(base_url: object) -> str:
+    """Where a client sends, as a scope suffix: the lower-case host of `base_url`, with
+    `:<port>` when the port is not the scheme's default (IPv6 hosts in brackets); `localhost`
+    for any server on this machine, whatever its port (a local server, the emulator, whose
+    ports change from run to run: histories recorded against one must replay on the next)."""
+    url = urlsplit(str(base_url))
+    host = (url.hostname or "").lower()
+    if host == "localhost" or host == "::1" or host.startswith("127."):
+        return "localhost"
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    try:
+        port = url.port
+    except ValueError:
+        port = None
+    if port is not None and port != _DEFAULT_PORTS.get(url.scheme.lower()):
+        host = f"{host}:{port}"
+    return host
 
 
 def tool_choice_name(choice: str | None, tools: Sequence[ToolDefinition]) -> str | None:

@@ -6,7 +6,10 @@ They live in the Claude family, `thinkagent.providers.claude` (with `BedrockMode
 
 from __future__ import annotations
 
+from .._extras import needs
 from .claude import ClaudeThinking
-from .claude.anthropic import AnthropicModel
+
+with needs("anthropic", "AnthropicModel"):
+    from .claude.anthropic import AnthropicModel
 
 __all__ = ["AnthropicModel", "ClaudeThinking"]

@@ -6,7 +6,10 @@ They live in the Claude family, `thinkagent.providers.claude` (with `AnthropicMo
 
 from __future__ import annotations
 
+from .._extras import needs
 from .claude import ClaudeThinking
-from .claude.bedrock import BedrockModel
+
+with needs("bedrock", "BedrockModel"):
+    from .claude.bedrock import BedrockModel
 
 __all__ = ["BedrockModel", "ClaudeThinking"]

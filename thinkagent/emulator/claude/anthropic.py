@@ -1,10 +1,13 @@
 """Anthropic Messages API: ``POST /v1/messages`` (JSON and SSE) and
 ``POST /v1/messages/count_tokens``.
 
-Authentication is ``x-api-key`` or ``Authorization: Bearer`` (401 without either); the
-``anthropic-version`` header is required. Requests are validated by
-:mod:`thinkagent.emulator.claude.rules` with the ``anthropic`` signing scope, so a Bedrock
-signature replayed here is invalid. Streams send every event with its ``event:`` line:
+Authentication is ``x-api-key`` or ``Authorization: Bearer`` (401 without either; the key is
+the account that account-bound thinking belongs to); the ``anthropic-version`` header is
+required. Requests are validated by :mod:`thinkagent.emulator.claude.rules` on the
+``anthropic`` platform. Responses carry ``input_transformations`` under the binding beta (on
+``message_start`` when streamed), and open with a ``compaction`` block when the request's
+compaction trigger was passed (streamed as its start, one ``compaction_delta`` with the whole
+summary, and its stop). Streams send every event with its ``event:`` line:
 ``message_start``, ``ping``, then per block ``content_block_start`` /
 ``content_block_delta``... / ``content_block_stop`` (thinking opens with empty
 ``thinking`` and ``signature`` and gets one ``signature_delta`` before its stop;
@@ -14,6 +17,7 @@ signature replayed here is invalid. Streams send every event with its ``event:``
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
@@ -90,6 +94,8 @@ def _block_json(block: ClaudeBlock) -> dict[str, Any]:
         return {"type": "redacted_thinking", "data": block.data_b64}
     if block.type == "text":
         return {"type": "text", "text": block.text}
+    if block.type == "compaction":
+        return {"type": "compaction", "content": block.text}
     return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
 
 
@@ -156,10 +162,12 @@ class AnthropicAPI(WireAPI):
             raise WireError(
                 400, "Input should be a valid dictionary or object to extract fields from"
             )
+        credential = request.headers.get("x-api-key") or request.headers.get("authorization", "")
         return parse_request(
             cast("Mapping[str, Any]", body),
-            scope=SCOPE,
+            platform=SCOPE,
             signer=self.state.signer,
+            account=hashlib.sha256(credential.encode()).hexdigest()[:16],
             require_max_tokens=require_max_tokens,
             betas=[
                 b.strip() for b in request.headers.get("anthropic-beta", "").split(",") if b.strip()
@@ -176,20 +184,15 @@ class AnthropicAPI(WireAPI):
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest()
         blocks = render_blocks(
-            reply,
-            scope=SCOPE,
-            signer=self.state.signer,
-            display=parsed.display,
-            tool_id_prefix="toolu_01",
-            seed=seed,
+            reply, parsed, signer=self.state.signer, tool_id_prefix="toolu_01", seed=seed
         )
         message_id = stable_id("msg_01", seed, str(reply.stop))
         model = cast("str", cast("Mapping[str, Any]", request.body)["model"])
         rid = request_id("req_011C", request.seq)
         headers = {"request-id": rid}
         if parsed.stream:
-            return self._stream(message_id, model, reply, blocks, headers)
-        body = {
+            return self._stream(message_id, model, reply, blocks, headers, parsed)
+        body: dict[str, Any] = {
             "id": message_id,
             "type": "message",
             "role": "assistant",
@@ -199,6 +202,8 @@ class AnthropicAPI(WireAPI):
             "stop_sequence": None,
             "usage": _usage(reply),
         }
+        if parsed.transformations is not None:
+            body["input_transformations"] = parsed.transformations
         return JsonReply(body, 200, headers)
 
     def _stream(
@@ -208,6 +213,7 @@ class AnthropicAPI(WireAPI):
         reply: Reply,
         blocks: Sequence[ClaudeBlock],
         headers: Mapping[str, str],
+        parsed: ClaudeRequest,
     ) -> StreamReply:
         usage = reply.usage
         assert usage is not None
@@ -221,6 +227,8 @@ class AnthropicAPI(WireAPI):
             "stop_sequence": None,
             "usage": _usage(reply, streaming_start=True),
         }
+        if parsed.transformations is not None:
+            start["input_transformations"] = parsed.transformations
         events: list[bytes] = [
             sse_event("message_start", {"type": "message_start", "message": start}),
             sse_event("ping", {"type": "ping"}),
@@ -239,6 +247,9 @@ class AnthropicAPI(WireAPI):
                 )
             elif block.type == "redacted_thinking":
                 events.append(_start(index, {"type": "redacted_thinking", "data": block.data_b64}))
+            elif block.type == "compaction":
+                events.append(_start(index, {"type": "compaction", "content": ""}))
+                events.append(_delta(index, {"type": "compaction_delta", "content": block.text}))
             elif block.type == "text":
                 events.append(_start(index, {"type": "text", "text": ""}))
                 events += [

@@ -2,13 +2,20 @@
 ``/converse-stream`` (binary ``application/vnd.amazon.eventstream``).
 
 Requests must carry an ``Authorization`` header (SigV4 with any credentials; the
-signature is not checked). Claude models (``anthropic.claude-*``, also with a region
-prefix such as ``us.`` or ``global.``, or as an inference-profile ARN) are served: the
-Converse request is translated to the Anthropic Messages shape and validated by
-:mod:`thinkagent.emulator.claude.rules` with the ``bedrock`` signing scope, so an Anthropic
-signature replayed here is invalid and vice versa. Claude's errors come back as
-``ValidationException`` (HTTP 400, ``x-amzn-ErrorType`` header, ``{"message": ...}``)
-reading "The model returned the following errors: <Claude's message>".
+signature is not checked; its access key is the account, its credential scope the region).
+Claude models (``anthropic.claude-*``, also with a region prefix such as ``us.`` or
+``global.``, or as an inference-profile ARN) are served: the Converse request is translated to
+the Anthropic Messages shape and validated by :mod:`thinkagent.emulator.claude.rules` on the
+``bedrock`` platform (Claude's proofs are valid on both platforms, gated by model, prefix and
+account). Claude's errors come back as ``ValidationException`` (HTTP 400, ``x-amzn-ErrorType``
+header, ``{"message": ...}``) reading "The model returned the following errors: <Claude's
+message>". Claude's ``input_transformations`` come back in ``additionalModelResponseFields``
+when ``additionalModelResponseFieldPaths`` asks for ``/input_transformations``. Images and
+documents take bytes only (3.75 MB per image, 4.5 MB per document, a document ``name`` of
+letters, digits, single spaces, hyphens, parentheses and brackets).
+
+The other families Converse serves (DeepSeek, OpenAI's gpt-oss and GPT-5 models, Kimi, xAI,
+Qwen...) answer in their own reasoning shapes with their own refusals (:mod:`.families`).
 
 Streams follow the service: no ``contentBlockStart`` for reasoning or text blocks;
 reasoning text deltas, then a separate ``signature`` delta (or one ``redactedContent``
@@ -18,12 +25,22 @@ fragments; then ``messageStop`` and ``metadata`` (usage and metrics).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
-from ..encoding import as_list, as_mapping, chunk_text, mapping_or_none, request_id, split_json
+from ..encoding import (
+    as_list,
+    as_mapping,
+    b64decode,
+    chunk_text,
+    mapping_or_none,
+    request_id,
+    split_json,
+    stable_id,
+)
 from ..eventstream import event_message, exception_message
 from ..framework import (
     BodyLimit,
@@ -35,7 +52,8 @@ from ..framework import (
     WireRoute,
 )
 from ..model import Reply, StopReason
-from .rules import ClaudeBlock, parse_request, render_blocks
+from .families import family_of, parse_family_request, render_family
+from .rules import ClaudeBlock, ClaudeRequest, parse_request, render_blocks
 
 __all__ = ["BedrockAPI", "claude_name"]
 
@@ -106,14 +124,68 @@ def _error_kind(status: int) -> tuple[int, str, str]:
     return status, "ValidationException", _ERRORS[400][1]
 
 
-def _tool_result(result: Mapping[str, Any]) -> dict[str, Any]:
+_IMAGE_FORMATS = ("png", "jpeg", "gif", "webp")
+_DOCUMENT_FORMATS: Mapping[str, str] = {
+    "pdf": "application/pdf",
+    "csv": "text/csv",
+    "doc": "application/msword",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "xls": "application/vnd.ms-excel",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "html": "text/html",
+    "txt": "text/plain",
+    "md": "text/markdown",
+}
+_MAX_IMAGE_BYTES = 3_750_000
+_MAX_DOCUMENT_BYTES = 4_500_000
+_DOCUMENT_NAME = re.compile(r"^(?:[A-Za-z0-9\-()\[\]]|\s(?!\s))+$")
+
+
+def _media(kind: str, block: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A Converse ``image`` or ``document`` block as an Anthropic one (the brain reads the
+    media type and size), refused as Converse refuses it."""
+    fmt = block.get("format")
+    source = as_mapping(block.get("source"))
+    if "bytes" not in source:
+        raise WireError(400, f"The value at {where}.source is invalid: give the bytes.")
+    data = source["bytes"]
+    size = len(b64decode(data) or b"") if isinstance(data, str) else 0
+    if kind == "image":
+        if fmt not in _IMAGE_FORMATS:
+            raise WireError(400, f"The value at {where}.format is invalid.")
+        if size > _MAX_IMAGE_BYTES:
+            raise WireError(400, f"The image at {where} exceeds the maximum size of 3.75 MB.")
+        media_type = f"image/{fmt}"
+    else:
+        if fmt not in _DOCUMENT_FORMATS:
+            raise WireError(400, f"The value at {where}.format is invalid.")
+        if size > _MAX_DOCUMENT_BYTES:
+            raise WireError(400, f"The document at {where} exceeds the maximum size of 4.5 MB.")
+        name = block.get("name")
+        if not isinstance(name, str) or not _DOCUMENT_NAME.match(name):
+            raise WireError(
+                400,
+                f"The value at {where}.name is invalid: a document name may contain only "
+                "alphanumeric characters, whitespace characters (no more than one in a row), "
+                "hyphens, parentheses and square brackets.",
+            )
+        media_type = _DOCUMENT_FORMATS[cast("str", fmt)]
+    return {"type": kind, "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
+def _tool_result(result: Mapping[str, Any], where: str) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
-    for item in as_list(result.get("content")):
+    for position, item in enumerate(as_list(result.get("content"))):
         part = as_mapping(item)
         if isinstance(part.get("text"), str):
             content.append({"type": "text", "text": part["text"]})
         elif "json" in part:
             content.append({"type": "text", "text": json.dumps(part["json"], ensure_ascii=False)})
+        elif "image" in part or "document" in part:
+            kind = "image" if "image" in part else "document"
+            content.append(
+                _media(kind, as_mapping(part[kind]), f"{where}.content.{position}.{kind}")
+            )
         else:
             kind = next(iter(part), "content")
             content.append({"type": "text", "text": f"[{kind}]"})
@@ -177,7 +249,12 @@ def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
                     }
                 )
             elif "toolResult" in block:
-                content.append(_tool_result(as_mapping(block["toolResult"])))
+                where = f"messages.{index}.content.{position}.toolResult"
+                content.append(_tool_result(as_mapping(block["toolResult"]), where))
+            elif "image" in block or "document" in block:
+                kind = "image" if "image" in block else "document"
+                where = f"messages.{index}.content.{position}.{kind}"
+                content.append(_media(kind, as_mapping(block[kind]), where))
             elif "reasoningContent" in block:
                 reasoning = as_mapping(block["reasoningContent"])
                 if "redactedContent" in reasoning:
@@ -239,8 +316,25 @@ def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
     effort = as_mapping(body.get("outputConfig")).get("effort") or as_mapping(
         extra.get("output_config")
     ).get("effort")
+    output: dict[str, Any] = {}
     if effort is not None:
-        claude["output_config"] = {"effort": effort}
+        output["effort"] = effort
+    text_format = as_mapping(as_mapping(body.get("outputConfig")).get("textFormat"))
+    if text_format:
+        schema = as_mapping(as_mapping(text_format.get("structure")).get("jsonSchema")).get(
+            "schema"
+        )
+        try:
+            loaded = json.loads(schema) if isinstance(schema, str) else None
+        except ValueError:
+            loaded = None
+        if not isinstance(loaded, dict):
+            raise WireError(
+                400, "The value at outputConfig.textFormat.structure.jsonSchema.schema is invalid."
+            )
+        output["format"] = {"type": "json_schema", "schema": loaded}
+    if output:
+        claude["output_config"] = output
     return claude
 
 
@@ -351,82 +445,125 @@ class BedrockAPI(WireAPI):
 
     def _converse(self, request: WireRequest, *, stream: bool) -> JsonReply | StreamReply:
         model_id = request.path_params.get("model_id", "")
-        name = claude_name(model_id)
-        if name is None:
-            raise WireError(400, _INVALID_MODEL)
         body = mapping_or_none(request.body)
+        name = claude_name(model_id)
+        family = family_of(model_id) if name is None else None
+        if name is None and family is None:
+            raise WireError(400, _INVALID_MODEL)
         if body is None:
             raise WireError(400)
+        account, region = _credential(request.headers.get("authorization", ""))
+        headers = {"x-amzn-RequestId": request_id("", request.seq)}
+        signer = self.state.signer
+        fields: dict[str, Any] = {}
+        if family is not None:
+            conversation, settings = parse_family_request(
+                body, family, signer=signer, region=region, stream=stream
+            )
+            reply = self.state.reply(self.name, conversation, settings)
+            content = render_family(reply, family, signer=signer, region=region)
+        else:
+            assert name is not None
+            parsed = self._parse_claude(body, name, account)
+            reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
+            blocks = render_blocks(reply, parsed, signer=signer, tool_id_prefix="tooluse_", seed="")
+            content = [_block_json(b) for b in blocks if b.type != "tool_use"]
+            paths = as_list(body.get("additionalModelResponseFieldPaths"))
+            if parsed.transformations is not None and "/input_transformations" in paths:
+                fields["input_transformations"] = parsed.transformations
+            conversation = parsed.conversation
+        seed = conversation.digest()
+        for index, call in enumerate(reply.tool_calls):
+            call_id = call.id or stable_id("tooluse_", seed, str(index))
+            use = {"toolUseId": call_id, "name": call.name, "input": dict(call.arguments)}
+            content.append({"toolUse": use})
+        if stream:
+            return _stream(reply, content, headers, fields)
+        answer: dict[str, Any] = {
+            "metrics": {"latencyMs": _latency(reply)},
+            "output": {"message": {"content": content, "role": "assistant"}},
+            "stopReason": _STOP[reply.stop],
+            "usage": _usage(reply),
+        }
+        if fields:
+            answer["additionalModelResponseFields"] = fields
+        return JsonReply(answer, 200, headers)
+
+    def _parse_claude(self, body: Mapping[str, Any], name: str, account: str) -> ClaudeRequest:
+        """Claude's reading of a Converse request, its refusals in Bedrock's envelope."""
         claude_body = _to_claude(body, name)
         extra = as_mapping(body.get("additionalModelRequestFields"))
         betas = [b for b in as_list(extra.get("anthropic_beta")) if isinstance(b, str)]
         try:
-            parsed = parse_request(claude_body, scope=SCOPE, signer=self.state.signer, betas=betas)
-        except WireError as exc:  # Claude's own refusal, in Bedrock's envelope
+            return parse_request(
+                claude_body,
+                platform=SCOPE,
+                signer=self.state.signer,
+                account=account,
+                betas=betas,
+                cap_effort=True,
+                documents=frozenset(_DOCUMENT_FORMATS.values()),
+            )
+        except WireError as exc:
             if exc.status == 404:
                 raise WireError(400, _INVALID_MODEL) from None
             raise WireError(
                 exc.status, f"The model returned the following errors: {exc.message}"
             ) from None
-        reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
-        blocks = render_blocks(
-            reply,
-            scope=SCOPE,
-            signer=self.state.signer,
-            display=parsed.display,
-            tool_id_prefix="tooluse_",
-            seed=parsed.conversation.digest(),
-        )
-        headers = {"x-amzn-RequestId": request_id("", request.seq)}
-        if stream:
-            return self._stream(reply, blocks, headers)
-        body = {
-            "metrics": {"latencyMs": _latency(reply)},
-            "output": {
-                "message": {"content": [_block_json(b) for b in blocks], "role": "assistant"}
-            },
-            "stopReason": _STOP[reply.stop],
-            "usage": _usage(reply),
-        }
-        return JsonReply(body, 200, headers)
 
-    def _stream(
-        self, reply: Reply, blocks: Sequence[ClaudeBlock], headers: Mapping[str, str]
-    ) -> StreamReply:
-        events: list[bytes] = [event_message("messageStart", {"role": "assistant"})]
-        cut_at: int | None = None
-        for index, block in enumerate(blocks):
-            if block.type == "thinking":
-                pieces = chunk_text(block.text)
-                first = len(events)
-                events += [_delta(index, {"reasoningContent": {"text": p}}) for p in pieces]
-                if cut_at is None:
-                    cut_at = first + max(1, len(pieces) // 2) if pieces else first
-                events.append(_delta(index, {"reasoningContent": {"signature": block.signature}}))
-            elif block.type == "redacted_thinking":
-                events.append(
-                    _delta(index, {"reasoningContent": {"redactedContent": block.data_b64}})
-                )
-            elif block.type == "text":
-                events += [_delta(index, {"text": p}) for p in chunk_text(block.text) or [""]]
-            else:
-                events.append(
-                    event_message(
-                        "contentBlockStart",
-                        {
-                            "contentBlockIndex": index,
-                            "start": {"toolUse": {"toolUseId": block.id, "name": block.name}},
-                        },
-                    )
-                )
-                events += [
-                    _delta(index, {"toolUse": {"input": p}}) for p in split_json(block.input_json)
-                ]
-            events.append(event_message("contentBlockStop", {"contentBlockIndex": index}))
-        events.append(event_message("messageStop", {"stopReason": _STOP[reply.stop]}))
-        events.append(
-            event_message(
-                "metadata", {"usage": _usage(reply), "metrics": {"latencyMs": _latency(reply)}}
+
+def _credential(authorization: str) -> tuple[str, str]:
+    """The account (the access key) and region a SigV4 ``Authorization`` header names."""
+    match = re.search(r"Credential=([^/,\s]+)/[^/]+/([^/]+)/", authorization)
+    if match is None:
+        return hashlib.sha256(authorization.encode()).hexdigest()[:16], "us-east-1"
+    return hashlib.sha256(match.group(1).encode()).hexdigest()[:16], match.group(2)
+
+
+def _stream(
+    reply: Reply,
+    content: Sequence[Mapping[str, Any]],
+    headers: Mapping[str, str],
+    fields: Mapping[str, Any],
+) -> StreamReply:
+    """ConverseStream events for a reply's content blocks: no ``contentBlockStart`` for
+    reasoning or text, reasoning text then its signature, a redacted payload whole, tool uses
+    opened with their id and name; a cut falls halfway through the first reasoning."""
+    events: list[bytes] = [event_message("messageStart", {"role": "assistant"})]
+    cut_at: int | None = None
+    for index, block in enumerate(content):
+        reasoning = as_mapping(block.get("reasoningContent"))
+        text_block = as_mapping(reasoning.get("reasoningText"))
+        if text_block:
+            pieces = chunk_text(str(text_block.get("text", "")))
+            first = len(events)
+            events += [_delta(index, {"reasoningContent": {"text": p}}) for p in pieces]
+            if cut_at is None:
+                cut_at = first + max(1, len(pieces) // 2) if pieces else first
+            if "signature" in text_block:
+                signature = text_block["signature"]
+                events.append(_delta(index, {"reasoningContent": {"signature": signature}}))
+        elif "redactedContent" in reasoning:
+            redacted = reasoning["redactedContent"]
+            events.append(_delta(index, {"reasoningContent": {"redactedContent": redacted}}))
+        elif "text" in block:
+            events += [_delta(index, {"text": p}) for p in chunk_text(block["text"]) or [""]]
+        else:
+            use = as_mapping(block.get("toolUse"))
+            start = {"toolUse": {"toolUseId": use.get("toolUseId"), "name": use.get("name")}}
+            events.append(
+                event_message("contentBlockStart", {"contentBlockIndex": index, "start": start})
             )
+            arguments = json.dumps(use.get("input", {}), ensure_ascii=False)
+            events += [_delta(index, {"toolUse": {"input": p}}) for p in split_json(arguments)]
+        events.append(event_message("contentBlockStop", {"contentBlockIndex": index}))
+    stop: dict[str, Any] = {"stopReason": _STOP[reply.stop]}
+    if fields:
+        stop["additionalModelResponseFields"] = dict(fields)
+    events.append(event_message("messageStop", stop))
+    events.append(
+        event_message(
+            "metadata", {"usage": _usage(reply), "metrics": {"latencyMs": _latency(reply)}}
         )
-        return StreamReply(events, _MEDIA_TYPE, headers, cut_at)
+    )
+    return StreamReply(events, _MEDIA_TYPE, headers, cut_at)

@@ -1,36 +1,52 @@
-"""The Claude rules: model profiles, request validation, replay rules and reply blocks,
+"""The Claude rules: request validation, the thinking proofs' checks (integrity, model
+readability, account, preserved thinking's prefix check), compaction, media and reply blocks,
 shared by the Anthropic Messages wire and the Bedrock Converse wire.
 
-Bedrock runs Claude behind its own envelope: the Bedrock wire translates a Converse
-request into the Anthropic Messages shape and calls :func:`parse_request` with its own
-signing scope, so both wires enforce the same rules with the same messages (Bedrock
-wraps them in ``ValidationException: The model returned the following errors: ...``).
-A refused request raises :class:`~thinkagent.emulator.framework.WireError` with
-Anthropic's status and message.
+Bedrock runs Claude behind its own envelope: the Bedrock wire translates a Converse request into
+the Anthropic Messages shape and calls :func:`parse_request` with its own platform name, so both
+wires enforce the same rules with the same messages (Bedrock wraps them in ``ValidationException:
+The model returned the following errors: ...``). A refused request raises
+:class:`~thinkagent.emulator.framework.WireError` with Anthropic's status and message.
 
-Model defaults (by name: ``claude-opus-4-7``, ``claude-sonnet-4-5-20250929``,
-``claude-3-7-sonnet-20250219``, ``claude-mythos-preview``...):
+Models (:mod:`.profiles`): which thinking types each accepts, whether it thinks when asked
+nothing, its default ``display``, whether it keeps (and verifies) earlier turns' thinking.
 
-* Opus 4.7 and newer, and the Mythos and Fable models, think adaptively by default,
-  accept only ``adaptive`` (``enabled`` and ``disabled`` get a 400) and default to
-  ``display: "omitted"``.
-* Every other Claude model does not think unless asked and accepts ``enabled`` (with a
-  budget), ``adaptive`` and ``disabled``.
+Proofs (:mod:`.binding`): every Claude signature and redacted payload is valid on both
+platforms and records the model, account and platform it was made on. On replay, a block the
+model cannot read is dropped, as is an account-bound model's block (Sonnet and Haiku 5.5) from
+another account; on the models with preserved thinking (Fable and Mythos 5.1+, Opus, Sonnet and
+Haiku 5.5) a block whose prefix changed gets the 400 "The block is bound to a different
+conversation", or, with ``thinking.block_binding.prefix_mismatch_behavior: "drop_block"`` (beta
+``thinking-binding-controls-2026-08-01``), is dropped with every later block and listed in the
+response's ``input_transformations``. Accounts are treated as created after 2026-08-31: the
+check is enforced whenever the model runs it.
+
+Compaction (beta ``compact-2026-01-12``, ``context_management.edits`` with ``compact_20260112``):
+when the conversation's input passes the edit's trigger (``input_tokens``, at least 50,000,
+default 150,000) the reply opens with a ``compaction`` block summarizing it; later requests are
+read from their latest compaction block on, and the prefix of the blocks after it starts there,
+so a compaction block not sent back breaks the thinking produced after it.
 """
 
 from __future__ import annotations
 
-import re
+import base64
+import binascii
+import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
-from ..encoding import arguments_json, b64encode, list_or_none, mapping_or_none, stable_id
+from ..brain import reply_usage
+from ..encoding import arguments_json, list_or_none, mapping_or_none, stable_id
 from ..framework import WireError
-from ..model import Call, CallResult, Conversation, Reply, Settings, ToolSpec, Turn
+from ..model import Call, CallResult, Conversation, Media, Reply, Settings, ToolSpec, Turn
 from ..signing import Signer
+from .binding import Prefix, Record, open_proof, seal_proof
+from .profiles import ClaudeProfile, claude_profile
 
 __all__ = [
+    "BINDING_BETA",
     "ClaudeBlock",
     "ClaudeProfile",
     "ClaudeRequest",
@@ -41,6 +57,9 @@ __all__ = [
 
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+BINDING_BETA = "thinking-binding-controls-2026-08-01"
+DISPLAY_UPDATES_BETA = "thinking-display-updates-2026-08-18"
+COMPACTION_BETA = "compact-2026-01-12"
 THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 
 #: Signing kinds used by Claude proofs.
@@ -48,11 +67,27 @@ KIND_THINKING = "claude.thinking"
 KIND_OMITTED = "claude.thinking.omitted"
 KIND_REDACTED = "claude.redacted"
 
-_MODEL_RE = re.compile(
-    r"^claude-(?:(?P<family>opus|sonnet|haiku)-(?P<major>\d)(?:-(?P<minor>\d{1,2}))?(?:-|$)"
-    r"|(?P<omajor>\d)(?:-(?P<ominor>\d))?-(?P<ofamily>opus|sonnet|haiku)"
-    r"|(?P<new>mythos|fable)\b)"
+_MAX_IMAGE_BYTES = 5 * 1024 * 1024
+_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+_MIN_TRIGGER = 50_000
+_DEFAULT_TRIGGER = 150_000
+
+_BOUND = (
+    "messages.{i}.content.{j}: Invalid `signature` in `thinking` block. The block is bound to a "
+    "different conversation. Remove the block, or set "
+    '`thinking.block_binding.prefix_mismatch_behavior` to "drop_block".'
 )
+_NEEDS_BETA = (
+    " That setting requires the `thinking-binding-controls-2026-08-01` value in the "
+    "`anthropic-beta` header."
+)
+# What changed, as the service names it (its wording is not stable).
+_CHANGED = {
+    "system": " The `system` prompt changed since the block was produced.",
+    "tools": " The `tools` changed since the block was produced.",
+    "prefix": " The content before the block changed since it was produced.",
+    "previous": " A thinking block before it is missing or out of order.",
+}
 
 
 def _invalid(message: str) -> WireError:
@@ -60,56 +95,69 @@ def _invalid(message: str) -> WireError:
 
 
 @dataclass(frozen=True)
-class ClaudeProfile:
-    """What the emulator knows about a Claude model name."""
+class _Mint:
+    """What the reply's thinking is bound to: the request's model, account and platform, and
+    (on prefix-checked models) the prefix after the request and the last thinking block kept."""
 
-    name: str
-    adaptive_only: bool = False
-    default_display: Literal["summarized", "omitted"] = "summarized"
+    model: ClaudeProfile
+    account: str
+    platform: str
+    prefix: Prefix | None
+    previous: str
 
-    @property
-    def thinks_by_default(self) -> bool:
-        return self.adaptive_only
-
-
-def claude_profile(name: str) -> ClaudeProfile | None:
-    """The model's defaults, or ``None`` if ``name`` is not a Claude model."""
-    if not name.startswith("claude-"):
-        return None
-    match = _MODEL_RE.match(name)
-    if match is None:
-        return ClaudeProfile(name)
-    if match.group("new"):
-        return ClaudeProfile(name, adaptive_only=True, default_display="omitted")
-    family = match.group("family") or match.group("ofamily")
-    major = int(match.group("major") or match.group("omajor"))
-    minor = int(match.group("minor") or match.group("ominor") or 0)
-    if (family == "opus" and (major, minor) >= (4, 7)) or major >= 5:
-        return ClaudeProfile(name, adaptive_only=True, default_display="omitted")
-    return ClaudeProfile(name)
+    def record(self, compaction: str | None) -> Record:
+        base = Record(model=self.model.key, account=self.account, platform=self.platform)
+        if self.prefix is None:
+            return base
+        prefix = self.prefix.copy()
+        prefix.message("assistant")
+        if compaction is not None:
+            prefix.block({"type": "compaction", "content": compaction})
+        return replace(
+            base,
+            system=prefix.system,
+            tools=prefix.tools,
+            prefix=prefix.digest(),
+            previous=self.previous,
+        )
 
 
 @dataclass(frozen=True)
 class ClaudeRequest:
     """A validated Claude request: its neutral conversation and settings, plus what the
-    renderers need (display mode, streaming, the model)."""
+    renderers need (display, streaming, the model, what the reply's thinking is bound to, the
+    compaction summary to open the reply with, the ``input_transformations`` to report: None
+    without the binding beta)."""
 
     model: ClaudeProfile
     conversation: Conversation
     settings: Settings
-    display: Literal["summarized", "omitted"]
+    display: Literal["summarized", "omitted", "updates"]
     stream: bool
+    mint: _Mint
+    between_tools: bool = False
+    compaction: str | None = None
+    transformations: list[dict[str, Any]] | None = field(default=None)
 
 
 # --- validation ----------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Thinking:
+    on: bool
+    kind: str | None
+    budget: int | None
+    display: Literal["summarized", "omitted", "updates"]
+    behavior: str | None
+
+
 def _thinking(
-    raw: Any, model: ClaudeProfile, max_tokens: int | None
-) -> tuple[bool, int | None, Literal["summarized", "omitted"], bool]:
-    """(thinking on, budget, display, adaptive)."""
+    raw: Any, model: ClaudeProfile, max_tokens: int | None, betas: Sequence[str]
+) -> _Thinking:
     if raw is None:
-        return model.thinks_by_default, None, model.default_display, model.thinks_by_default
+        on = model.thinks_by_default
+        return _Thinking(on, "adaptive" if on else None, None, model.default_display, None)
     config = mapping_or_none(raw)
     if config is None:
         raise _invalid(
@@ -121,33 +169,114 @@ def _thinking(
             f"thinking: Input tag '{kind}' found using 'type' does not match any of the expected tags: "
             "'adaptive', 'between_tools', 'disabled', 'enabled'"
         )
-    if model.adaptive_only and kind in ("enabled", "disabled"):
-        raise _invalid(
-            f'"thinking.type.{kind}" is not supported for this model. '
-            'Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'
-        )
-    display = config.get("display", model.default_display)
-    if display is None:
-        display = model.default_display
-    if display not in ("summarized", "omitted"):
+    refusal = model.refusal(kind)
+    if refusal is not None:
+        raise _invalid(refusal)
+    if kind in ("disabled", "between_tools"):
+        for extra in ("display", "block_binding", "budget_tokens"):
+            if extra in config:
+                raise _invalid(f"thinking.{kind}.{extra}: Extra inputs are not permitted")
+        return _Thinking(kind == "between_tools", kind, None, model.default_display, None)
+    display = config.get("display") or model.default_display
+    displays = (
+        ("summarized", "omitted", "updates")
+        if DISPLAY_UPDATES_BETA in betas
+        else ("summarized", "omitted")
+    )
+    if display not in displays:
         raise _invalid(f"thinking.{kind}.display: Input should be 'summarized' or 'omitted'")
-    if kind == "enabled":
-        budget = config.get("budget_tokens")
-        if budget is None:
-            raise _invalid("thinking.enabled.budget_tokens: Field required")
-        if not isinstance(budget, int) or isinstance(budget, bool):
-            raise _invalid("thinking.enabled.budget_tokens: Input should be a valid integer")
-        if budget < 1024:
+    behavior = _behavior(config.get("block_binding"), kind, betas)
+    if kind == "adaptive":
+        return _Thinking(True, kind, None, display, behavior)
+    budget = config.get("budget_tokens")
+    if budget is None:
+        raise _invalid("thinking.enabled.budget_tokens: Field required")
+    if not isinstance(budget, int) or isinstance(budget, bool):
+        raise _invalid("thinking.enabled.budget_tokens: Input should be a valid integer")
+    if budget < 1024:
+        raise _invalid(
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+        )
+    # With interleaved thinking the budget covers the whole turn and may exceed max_tokens.
+    if max_tokens is not None and budget >= max_tokens and INTERLEAVED_BETA not in betas:
+        raise _invalid(
+            "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at "
+            f"{THINKING_DOCS}#max-tokens-and-context-window-size"
+        )
+    return _Thinking(True, kind, budget, display, behavior)
+
+
+def _behavior(raw: Any, kind: str, betas: Sequence[str]) -> str | None:
+    """``thinking.block_binding.prefix_mismatch_behavior`` (None when not set)."""
+    if raw is None:
+        return None
+    if BINDING_BETA not in betas:
+        raise _invalid(f"thinking.{kind}.block_binding: Extra inputs are not permitted")
+    binding = mapping_or_none(raw) or {}
+    behavior = binding.get("prefix_mismatch_behavior")
+    if behavior not in ("error", "drop_block"):
+        raise _invalid(
+            f"thinking.{kind}.block_binding.prefix_mismatch_behavior: Input should be 'error' or "
+            "'drop_block'"
+        )
+    return cast("str", behavior)
+
+
+def _effort(raw: Any, model: ClaudeProfile, kind: str | None, cap: bool) -> str | None:
+    output_config = mapping_or_none(raw)
+    effort = output_config.get("effort") if output_config is not None else None
+    if effort is None:
+        return None
+    if effort not in EFFORTS:
+        raise _invalid(
+            "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"
+        )
+    if effort in ("xhigh", "max"):
+        # Bedrock caps the effort at `high` when thinking is off; the Claude API refuses
+        # more on Opus 5 and with `between_tools` (the emulator's words: not published).
+        if kind == "disabled" and cap:
+            return "high"
+        if kind == "between_tools" or (kind == "disabled" and model.key == "opus-5-0"):
             raise _invalid(
-                "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+                f'output_config.effort: "{effort}" is not supported with "thinking.type.{kind}" '
+                "on this model. Use 'low', 'medium' or 'high'."
             )
-        if max_tokens is not None and budget >= max_tokens:
+    return cast("str", effort)
+
+
+def _response_schema(raw: Any) -> Mapping[str, Any] | None:
+    output_config = mapping_or_none(raw)
+    fmt = mapping_or_none(output_config.get("format")) if output_config is not None else None
+    if fmt is None:
+        return None
+    if fmt.get("type") != "json_schema":
+        raise _invalid("output_config.format.type: Input should be 'json_schema'")
+    schema = mapping_or_none(fmt.get("schema"))
+    if schema is None:
+        raise _invalid("output_config.format.json_schema.schema: Field required")
+    return schema
+
+
+def _compaction_trigger(raw: Any, betas: Sequence[str]) -> int | None:
+    """The input-token threshold of a ``compact_20260112`` edit, or None without one."""
+    if raw is None:
+        return None
+    if COMPACTION_BETA not in betas and "context-management-2025-06-27" not in betas:
+        raise _invalid("context_management: Extra inputs are not permitted")
+    edits = list_or_none((mapping_or_none(raw) or {}).get("edits")) or []
+    for index, item in enumerate(edits):
+        edit = mapping_or_none(item) or {}
+        if edit.get("type") != "compact_20260112":
+            continue
+        trigger = mapping_or_none(edit.get("trigger")) or {}
+        value = trigger.get("value", _DEFAULT_TRIGGER)
+        if not isinstance(value, int) or value < _MIN_TRIGGER:
             raise _invalid(
-                "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at "
-                f"{THINKING_DOCS}#max-tokens-and-context-window-size"
+                f"context_management.edits.{index}.trigger.value: Input should be greater than or "
+                f"equal to {_MIN_TRIGGER}"
             )
-        return True, budget, display, False
-    return kind == "adaptive", None, display, kind == "adaptive"
+        return value
+    return None
 
 
 def _tools(raw: Any) -> tuple[ToolSpec, ...]:
@@ -219,6 +348,9 @@ _DISABLED_THINKING = (
     "messages.{i}.content.{j}: When thinking is disabled, an `assistant` message in the final position "
     "cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request."
 )
+_THINKING = ("thinking", "redacted_thinking")
+
+Parsed = list[tuple[str, list[Mapping[str, Any]]]]
 
 
 _STRING_FIELDS: Mapping[str, tuple[str, ...]] = {
@@ -240,27 +372,9 @@ def _check_block_fields(block: Mapping[str, Any], i: int, j: int) -> None:
             raise _invalid(f"messages.{i}.content.{j}.{kind}.{key}: Input should be a valid string")
 
 
-def _verify_block(block: Mapping[str, Any], i: int, j: int, scope: str, signer: Signer) -> None:
-    if block["type"] == "thinking":
-        text = cast("str", block["thinking"])
-        signature = cast("str", block["signature"])
-        ok = signer.verify_b64(scope, KIND_THINKING, signature, text) or (
-            text == "" and signer.open_b64(scope, KIND_OMITTED, signature) is not None
-        )
-        if not ok:
-            raise _invalid(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
-    elif (
-        block["type"] == "redacted_thinking"
-        and signer.open_b64(scope, KIND_REDACTED, cast("str", block["data"])) is None
-    ):
-        raise _invalid(f"messages.{i}.content.{j}: Invalid `data` in `redacted_thinking` block")
-
-
-def _check_history(
-    messages: list[tuple[str, list[Mapping[str, Any]]]], thinking: bool, scope: str, signer: Signer
-) -> None:
-    # Every block's fields first (ids are strings from here on), then: tool results must
-    # answer the tool uses of the message just before them.
+def _check_pairs(messages: Parsed) -> None:
+    """Every block's fields, then: tool results answer the tool uses of the message just
+    before them, and every tool use is answered in the next message."""
     for i, (_, blocks) in enumerate(messages):
         for j, block in enumerate(blocks):
             _check_block_fields(block, i, j)
@@ -296,41 +410,158 @@ def _check_history(
                         "block in the previous message."
                     )
 
-    # The current assistant turn is every assistant message after the last user message
-    # without tool results (a user message with any tool result, even beside text,
-    # continues the tool loop). Thinking before it is stripped by the service; thinking
-    # in it must verify, and the turn must start with thinking.
+
+def _current_turn(messages: Parsed) -> list[int]:
+    """The current assistant turn: every assistant message after the last user message without
+    tool results (a user message with any tool result, even beside text, continues it)."""
     last_user = -1
     for i, (role, blocks) in enumerate(messages):
         if role == "user" and not any(b["type"] == "tool_result" for b in blocks):
             last_user = i
-    turn = [i for i in range(last_user + 1, len(messages)) if messages[i][0] == "assistant"]
-    if not turn:
-        return
-    if thinking:
-        for i in turn:
-            for j, block in enumerate(messages[i][1]):
-                _verify_block(block, i, j, scope, signer)
-        if any(b["type"] == "tool_use" for i in turn for b in messages[i][1]):
-            first_blocks = messages[turn[0]][1]
-            first = first_blocks[0]["type"] if first_blocks else "nothing"
-            if first not in ("thinking", "redacted_thinking"):
-                raise _invalid(_FINAL_THINKING.format(i=turn[0], found=first))
-    elif messages[-1][0] == "assistant":
-        # Thinking off: only an assistant message in the final position (a prefill) may
-        # not hold thinking; earlier ones are accepted (the service strips their thinking).
-        i = len(messages) - 1
-        for j, block in enumerate(messages[i][1]):
-            if block["type"] in ("thinking", "redacted_thinking"):
-                raise _invalid(_DISABLED_THINKING.format(i=i, j=j))
+    return [i for i in range(last_user + 1, len(messages)) if messages[i][0] == "assistant"]
 
 
-def _neutral(role: str, blocks: list[Mapping[str, Any]]) -> Turn:
+def _proof_of(block: Mapping[str, Any]) -> str:
+    return cast("str", block["signature"] if block["type"] == "thinking" else block["data"])
+
+
+@dataclass
+class _Replay:
+    """The request's thinking, checked: what is kept, what was dropped and why."""
+
+    model: ClaudeProfile
+    platform: str
+    account: str
+    signer: Signer
+    behavior: str | None
+    betas: Sequence[str]
+    transformations: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    previous: str = ""
+    dropping: bool = False
+
+    def check(self, messages: Parsed, in_context: set[int], prefix: Prefix | None) -> Parsed:
+        kept: Parsed = []
+        for i, (role, blocks) in enumerate(messages):
+            if prefix is not None:
+                prefix.message(role)
+            out: list[Mapping[str, Any]] = []
+            for j, block in enumerate(blocks):
+                if block["type"] not in _THINKING:
+                    if prefix is not None:
+                        prefix.block(block)
+                    out.append(block)
+                elif i in in_context and self._keep(block, i, j, prefix):
+                    self.previous = hashlib.sha256(_proof_of(block).encode()).hexdigest()[:32]
+                    out.append(block)
+            kept.append((role, out))
+        return kept
+
+    def _keep(self, block: Mapping[str, Any], i: int, j: int, prefix: Prefix | None) -> bool:
+        bound = _verify_block(block, i, j, self.platform, self.signer)
+        record = bound.record
+        if record is None:
+            return True  # an unbound proof of an older emulator
+        if not self.model.reads(record.model, claude_api=self.platform == "anthropic"):
+            return self._drop(i, j, "model_binding_mismatch")
+        if record.model in ("sonnet-5-5", "haiku-5-5") and record.account != self.account:
+            return self._drop(i, j, "organization_binding_mismatch")
+        if prefix is None or not record.prefix:
+            return True
+        if self.dropping:
+            return self._drop(i, j, "prefix_binding_mismatch")
+        changed = (
+            "system"
+            if record.system != prefix.system
+            else "tools"
+            if record.tools != prefix.tools
+            else "prefix"
+            if record.prefix != prefix.digest()
+            else "previous"
+            if record.previous != self.previous
+            else None
+        )
+        if changed is None:
+            return True
+        if self.behavior == "drop_block":
+            self.dropping = True
+            return self._drop(i, j, "prefix_binding_mismatch")
+        message = _BOUND.format(i=i, j=j)
+        if BINDING_BETA not in self.betas:
+            message += _NEEDS_BETA
+        raise _invalid(message + _CHANGED[changed])
+
+    def _drop(self, i: int, j: int, reason: str) -> bool:
+        self.transformations.append(
+            {"type": "thinking_dropped", "path": f"messages.{i}.content.{j}", "reason": reason}
+        )
+        return False
+
+
+def _verify_block(block: Mapping[str, Any], i: int, j: int, platform: str, signer: Signer) -> Any:
+    """The proof's record; the 400 when it does not verify (tampered, truncated, another
+    service's), whatever ``prefix_mismatch_behavior`` says."""
+    if block["type"] == "thinking":
+        text = cast("str", block["thinking"])
+        signature = cast("str", block["signature"])
+        bound = open_proof(
+            signer, KIND_THINKING, signature, text, legacy_scope=platform
+        ) or open_proof(signer, KIND_OMITTED, signature, None, legacy_scope=platform)
+        if bound is None:
+            raise _invalid(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
+        return bound
+    bound = open_proof(
+        signer, KIND_REDACTED, cast("str", block["data"]), None, legacy_scope=platform
+    )
+    if bound is None:
+        raise _invalid(f"messages.{i}.content.{j}: Invalid `data` in `redacted_thinking` block")
+    return bound
+
+
+def _media(block: Mapping[str, Any], where: str, documents: frozenset[str]) -> Media:
+    """An ``image`` or ``document`` block as the brain sees it, refused as the service refuses
+    it (an unknown source, an image type it does not take, an image over 5 MB)."""
+    kind = cast("Literal['image', 'document']", block["type"])
+    source = mapping_or_none(block.get("source")) or {}
+    source_type = source.get("type")
+    if source_type == "url" and isinstance(source.get("url"), str):
+        return Media(kind, "application/octet-stream", url=cast("str", source["url"]))
+    if source_type == "text" and kind == "document" and isinstance(source.get("data"), str):
+        data = cast("str", source["data"]).encode()
+        return Media(kind, "text/plain", size=len(data))
+    if source_type != "base64":
+        raise _invalid(
+            f"{where}.source: Input tag '{source_type}' found using 'type' does not match any of the "
+            "expected tags: 'base64', 'url'" + (", 'text'" if kind == "document" else "")
+        )
+    media_type = source.get("media_type")
+    if kind == "image" and media_type not in _IMAGE_TYPES:
+        raise _invalid(
+            f"{where}.source.base64.media_type: Input should be 'image/jpeg', 'image/png', "
+            "'image/gif' or 'image/webp'"
+        )
+    if kind == "document" and media_type not in documents:
+        raise _invalid(f"{where}.source.base64.media_type: Input should be 'application/pdf'")
+    try:
+        data = base64.b64decode(cast("str", source.get("data") or ""), validate=True)
+    except (binascii.Error, TypeError):
+        raise _invalid(f"{where}.source.base64.data: Invalid base64 data") from None
+    if kind == "image" and len(data) > _MAX_IMAGE_BYTES:
+        raise _invalid(
+            f"{where}.source.base64: image exceeds 5 MB maximum: {len(data)} bytes > "
+            f"{_MAX_IMAGE_BYTES} bytes"
+        )
+    return Media(kind, cast("str", media_type), size=len(data))
+
+
+def _neutral(
+    role: str, blocks: Sequence[Mapping[str, Any]], where: str, documents: frozenset[str]
+) -> Turn:
     texts: list[str] = []
     thinking: list[str] = []
     calls: list[Call] = []
     results: list[CallResult] = []
-    for block in blocks:
+    media: list[Media] = []
+    for j, block in enumerate(blocks):
         kind = block["type"]
         if kind == "text" and isinstance(block.get("text"), str):
             texts.append(cast("str", block["text"]))
@@ -340,40 +571,79 @@ def _neutral(role: str, blocks: list[Mapping[str, Any]]) -> Turn:
             arguments = mapping_or_none(block.get("input")) or {}
             calls.append(Call(cast("str", block["id"]), cast("str", block["name"]), arguments))
         elif kind == "tool_result":
+            content = block.get("content", "")
+            items = [mapping_or_none(item) or {} for item in list_or_none(content) or []]
+            seen = tuple(
+                _media(item, f"{where}.{j}.content.{k}", documents)
+                for k, item in enumerate(items)
+                if item.get("type") in ("image", "document")
+            )
             results.append(
                 CallResult(
                     cast("str", block["tool_use_id"]),
-                    _text_of(block.get("content", "")),
+                    _text_of(content),
                     bool(block.get("is_error")),
+                    media=seen,
                 )
             )
+        elif kind in ("image", "document") and role == "user":
+            media.append(_media(block, f"{where}.{j}", documents))
     return Turn(
         role="assistant" if role == "assistant" else "user",
         text="\n".join(texts),
         thinking="\n".join(thinking),
         calls=tuple(calls),
         results=tuple(results),
+        media=tuple(media),
     )
+
+
+def _turns(messages: Parsed, documents: frozenset[str]) -> tuple[Turn, ...]:
+    """The conversation the model reads: from the latest compaction block on (its summary read
+    as the opening user turn), system messages left out."""
+    start, summary = 0, None
+    for i, (_, blocks) in enumerate(messages):
+        for j, block in enumerate(blocks):
+            if block["type"] == "compaction":
+                start, summary = i, (i, j, str(block.get("content", "")))
+    turns: list[Turn] = []
+    if summary is not None:
+        i, j, text = summary
+        turns.append(Turn(role="user", text=text))
+        rest = messages[i][1][j + 1 :]
+        if rest:
+            turns.append(_neutral(messages[i][0], rest, f"messages.{i}.content", documents))
+        start = i + 1
+    for i in range(start, len(messages)):
+        role, blocks = messages[i]
+        if role != "system":
+            turns.append(_neutral(role, blocks, f"messages.{i}.content", documents))
+    return tuple(turns)
 
 
 def parse_request(
     body: Mapping[str, Any],
     *,
-    scope: str,
+    platform: str,
     signer: Signer,
+    account: str = "",
     model_name: str | None = None,
     require_max_tokens: bool = True,
     betas: Sequence[str] = (),
+    cap_effort: bool = False,
+    documents: frozenset[str] = frozenset({"application/pdf"}),
 ) -> ClaudeRequest:
     """Validate an Anthropic Messages request body and build its neutral view.
 
-    ``scope`` is the signing scope whose proofs replayed thinking must carry
-    (``"anthropic"`` or ``"bedrock"``); ``model_name`` overrides ``body["model"]``;
-    ``betas`` are the ``anthropic-beta`` flags. With a thinking budget and no
-    ``interleaved-thinking-2025-05-14`` beta, Claude thinks only at the start of an
-    assistant turn, not after tool results; adaptive thinking is always interleaved.
-    Raises :class:`~thinkagent.emulator.framework.WireError` with the real status, type
-    and message.
+    ``platform`` is the service (``"anthropic"`` or ``"bedrock"``: proofs are valid on both,
+    but record where they were made); ``account`` is who asks (a digest of the credentials:
+    account-bound models' thinking is valid only there); ``model_name`` overrides
+    ``body["model"]``; ``betas`` are the ``anthropic-beta`` flags; ``cap_effort`` caps the
+    effort at ``high`` with thinking off (Bedrock) instead of refusing it; ``documents`` are the
+    media types a document may have as base64 (PDF; Bedrock takes more). With a thinking
+    budget and no ``interleaved-thinking-2025-05-14`` beta, Claude thinks only at the start of
+    an assistant turn, not after tool results; adaptive thinking is always interleaved. Raises
+    :class:`~thinkagent.emulator.framework.WireError` with the real status, type and message.
     """
     name = model_name if model_name is not None else body.get("model")
     if not isinstance(name, str) or not name:
@@ -397,17 +667,12 @@ def parse_request(
     if not items:
         raise _invalid("messages: List should have at least 1 item after validation, not 0")
 
-    thinking, budget, display, adaptive = _thinking(body.get("thinking"), model, max_tokens)
+    thinking = _thinking(body.get("thinking"), model, max_tokens, betas)
+    effort = _effort(body.get("output_config"), model, thinking.kind, cap_effort)
+    response_schema = _response_schema(body.get("output_config"))
+    trigger = _compaction_trigger(body.get("context_management"), betas)
 
-    effort: str | None = None
-    output_config = mapping_or_none(body.get("output_config"))
-    if output_config is not None and output_config.get("effort") is not None:
-        effort = output_config.get("effort")
-        if effort not in EFFORTS:
-            raise _invalid(
-                "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"
-            )
-
+    raw_tools = [mapping_or_none(t) or {} for t in list_or_none(body.get("tools")) or []]
     tools = _tools(body.get("tools"))
     choice = mapping_or_none(body.get("tool_choice")) or {"type": "auto"}
     choice_type = choice.get("type")
@@ -418,15 +683,18 @@ def parse_request(
         )
     if choice_type == "tool" and not isinstance(choice.get("name"), str):
         raise _invalid("tool_choice.tool.name: Field required")
-    if thinking and choice_type in ("any", "tool"):
-        raise _invalid("Thinking may not be enabled when tool_choice forces tool use.")
+    if choice_type in ("any", "tool"):
+        if model.refuses_forced_tools:
+            raise _invalid('tool_choice: type "tool" and "any" are not supported for this model.')
+        if thinking.kind == "enabled":
+            raise _invalid("Thinking may not be enabled when tool_choice forces tool use.")
 
     system_parts: list[str] = []
     raw_system = body.get("system")
     if raw_system is not None:
         system_parts.append(_text_of(raw_system))
 
-    parsed: list[tuple[str, list[Mapping[str, Any]]]] = []
+    parsed: Parsed = []
     for index, item in enumerate(items):
         message = mapping_or_none(item)
         if message is None:
@@ -444,25 +712,63 @@ def parse_request(
         parsed.append((cast("str", role), blocks))
     if parsed[0][0] == "assistant":
         raise _invalid("messages: The first message must use the `user` role.")
-    _check_history(parsed, thinking, scope, signer)
+    _check_pairs(parsed)
 
-    conversation = Conversation(
-        system="\n".join(p for p in system_parts if p),
-        turns=tuple(_neutral(r, b) for r, b in parsed if r != "system"),
-        tools=tools,
-    )
+    system = "\n".join(p for p in system_parts if p)
+    turn = _current_turn(parsed)
+    if not thinking.on:
+        # Thinking off: only an assistant message in the final position (a prefill) may not
+        # hold thinking; earlier ones are accepted (the service strips their thinking).
+        in_context: set[int] = set()
+        if parsed[-1][0] == "assistant":
+            for j, block in enumerate(parsed[-1][1]):
+                if block["type"] in _THINKING:
+                    raise _invalid(_DISABLED_THINKING.format(i=len(parsed) - 1, j=j))
+    elif model.keeps_earlier_thinking:
+        in_context = {i for i, (role, _) in enumerate(parsed) if role == "assistant"}
+    else:
+        in_context = set(turn)
+    replay = _Replay(model, platform, account, signer, thinking.behavior, betas)
+    prefix = Prefix(system, raw_tools) if model.checks_prefix else None
+    parsed = replay.check(parsed, in_context, prefix)
+    if thinking.kind == "enabled" and any(
+        b["type"] == "tool_use" for i in turn for b in parsed[i][1]
+    ):
+        first_blocks = parsed[turn[0]][1]
+        first = first_blocks[0]["type"] if first_blocks else "nothing"
+        if first not in _THINKING:
+            raise _invalid(_FINAL_THINKING.format(i=turn[0], found=first))
+
+    conversation = Conversation(system=system, turns=_turns(parsed, documents), tools=tools)
+    compaction = None
+    if trigger is not None and reply_usage(conversation, Reply()).input_tokens >= trigger:
+        question = next(
+            (t.text for t in reversed(conversation.turns) if t.role == "user" and t.text.strip()),
+            "",
+        )
+        compaction = question or "The conversation so far."
     settings = Settings(
-        thinking=thinking,
-        budget_tokens=budget,
+        thinking=thinking.on,
+        budget_tokens=thinking.budget,
         effort=effort,
         max_tokens=max_tokens,
         tool_choice=choice_type,
         tool_name=cast("str | None", choice.get("name")),
         parallel_tool_calls=not bool(choice.get("disable_parallel_tool_use")),
-        interleaved=adaptive or INTERLEAVED_BETA in betas,
+        interleaved=thinking.kind != "enabled" or INTERLEAVED_BETA in betas,
+        response_schema=response_schema,
     )
-    stream = body.get("stream") is True
-    return ClaudeRequest(model, conversation, settings, display, stream)
+    return ClaudeRequest(
+        model=model,
+        conversation=conversation,
+        settings=settings,
+        display=thinking.display,
+        stream=body.get("stream") is True,
+        mint=_Mint(model, account, platform, prefix, replay.previous),
+        between_tools=thinking.kind == "between_tools",
+        compaction=compaction,
+        transformations=replay.transformations if BINDING_BETA in betas else None,
+    )
 
 
 # --- rendering -------------------------------------------------------------------------
@@ -472,21 +778,21 @@ def parse_request(
 class ClaudeBlock:
     """One content block of a Claude reply, before a wire renders it natively.
 
-    ``type`` is ``thinking`` (``text``, ``signature``), ``redacted_thinking``
-    (``data``: the sealed payload), ``text`` (``text``) or ``tool_use`` (``id``,
-    ``name``, ``input``)."""
+    ``type`` is ``thinking`` (``text``, ``signature``), ``redacted_thinking`` (``data``: the
+    payload, base64), ``text`` (``text``), ``tool_use`` (``id``, ``name``, ``input``) or
+    ``compaction`` (``text``: the summary)."""
 
-    type: Literal["thinking", "redacted_thinking", "text", "tool_use"]
+    type: Literal["thinking", "redacted_thinking", "text", "tool_use", "compaction"]
     text: str = ""
     signature: str = ""
-    data: bytes = b""
+    data: str = ""
     id: str = ""
     name: str = ""
     input: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
     @property
     def data_b64(self) -> str:
-        return b64encode(self.data)
+        return self.data
 
     @property
     def input_json(self) -> str:
@@ -495,40 +801,36 @@ class ClaudeBlock:
 
 def render_blocks(
     reply: Reply,
+    request: ClaudeRequest,
     *,
-    scope: str,
     signer: Signer,
-    display: Literal["summarized", "omitted"],
     tool_id_prefix: str,
     seed: str,
 ) -> list[ClaudeBlock]:
-    """The content blocks of ``reply``, signed for ``scope``: thinking (or redacted
-    thinking, or an omitted-text thinking block), then text, then tool uses."""
+    """The content blocks of ``reply`` to ``request``: the compaction block when the request
+    passed its trigger, thinking (or redacted thinking, or an omitted-text thinking block)
+    bound to the request, then text, then tool uses. Under ``between_tools`` the model does
+    not think before its first tool call, only between tools."""
     blocks: list[ClaudeBlock] = []
-    if reply.thinking is not None:
+    if request.compaction is not None:
+        blocks.append(ClaudeBlock("compaction", text=request.compaction))
+    thinking = reply.thinking
+    turns = request.conversation.turns
+    if request.between_tools and not (turns and turns[-1].results):
+        thinking = None  # no thinking up front: only progress updates between tools
+    if thinking is not None:
+        record = request.mint.record(request.compaction)
         if reply.redacted:
-            size = min(400 + len(reply.thinking.encode()), 1100)
-            blocks.append(
-                ClaudeBlock(
-                    "redacted_thinking",
-                    data=signer.seal(scope, KIND_REDACTED, reply.thinking, size=size),
-                )
-            )
-        elif display == "omitted":
-            blocks.append(
-                ClaudeBlock(
-                    "thinking", signature=signer.seal_b64(scope, KIND_OMITTED, reply.thinking)
-                )
-            )
+            size = min(400 + len(thinking.encode()), 1100)
+            data = seal_proof(signer, KIND_REDACTED, thinking, record, size=size)
+            blocks.append(ClaudeBlock("redacted_thinking", data=data))
+        elif request.display == "omitted":
+            signature = seal_proof(signer, KIND_OMITTED, thinking, record)
+            blocks.append(ClaudeBlock("thinking", signature=signature))
         else:
-            blocks.append(
-                ClaudeBlock(
-                    "thinking",
-                    text=reply.thinking,
-                    signature=signer.seal_b64(scope, KIND_THINKING, reply.thinking),
-                )
-            )
-    if reply.text or not (reply.tool_calls or blocks):
+            signature = seal_proof(signer, KIND_THINKING, thinking, record)
+            blocks.append(ClaudeBlock("thinking", text=thinking, signature=signature))
+    if reply.text or not (reply.tool_calls or any(b.type != "compaction" for b in blocks)):
         blocks.append(ClaudeBlock("text", text=reply.text))
     for index, call in enumerate(reply.tool_calls):
         call_id = call.id or stable_id(tool_id_prefix, seed, str(index))

@@ -17,7 +17,9 @@ only with ``includeThoughts``), the answer or a short preamble as text, then
 ``thoughtSignature`` (standard base64), later parallel calls none. A final answer carries
 its signature on its text part; streamed, it comes on a trailing empty text part.
 ``finishReason`` is ``STOP`` for calls too (with ``finishMessage``); ``usageMetadata``
-counts ``thoughtsTokenCount`` apart from ``candidatesTokenCount``. A stream sends one
+counts ``thoughtsTokenCount`` apart from ``candidatesTokenCount``, and
+``cachedContentTokenCount`` for the prefix implicit caching served (each platform keeps its
+own :class:`~thinkagent.emulator.caching.PrefixCache`, per model). A stream sends one
 ``data: {GenerateContentResponse}\\r\\n\\r\\n`` per thought piece, text piece and step of
 calls; the last one has ``finishReason`` and ``usageMetadata``.
 """
@@ -28,9 +30,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
+from ..brain import prefix_tokens
+from ..caching import CacheRules, PrefixCache, segment
 from ..encoding import chunk_text, dumps, stable_id
 from ..framework import (
     BodyLimit,
+    EmulatorState,
     JsonReply,
     StreamReply,
     WireAPI,
@@ -131,6 +136,14 @@ class _GoogleAPI(WireAPI):
         100 * 2**20, 400, "Request payload size exceeds the limit: {limit} bytes."
     )
 
+    def __init__(self, state: EmulatorState) -> None:
+        super().__init__(state)
+        self.cache = PrefixCache()
+        """Implicit caching: the prefixes of this platform's requests, per model."""
+
+    def reset(self) -> None:
+        self.cache.clear()
+
     # --- errors -----------------------------------------------------------------------
 
     def error(self, request: WireRequest, error: WireError) -> JsonReply:
@@ -195,7 +208,7 @@ class _GoogleAPI(WireAPI):
             **self.response_extras(),
         }
         chunks, json_parts, cut_at = self._render(reply, parsed)
-        usage = self._usage(reply)
+        usage = self._usage(reply, self._cached(model_name, parsed))
         finish: dict[str, Any] = {"finishReason": _FINISH[reply.stop]}
         if reply.tool_calls:
             finish["finishMessage"] = _CALLS_MESSAGE
@@ -264,7 +277,16 @@ class _GoogleAPI(WireAPI):
             cut_at = max(1, (len(chunks) - 1) // 2) if len(chunks) > 1 else 0
         return chunks, parts, cut_at
 
-    def _usage(self, reply: Reply) -> dict[str, Any]:
+    def _cached(self, model_name: str, parsed: GeminiRequest) -> int:
+        """Implicit caching: the tokens of the longest prefix of this request (system and
+        tools, then whole turns) that an earlier request to the model left in the cache, if
+        it is long enough for the model; this request's prefixes are kept for later ones."""
+        tokens = prefix_tokens(parsed.conversation)
+        segments = [segment(piece, n) for piece, n in zip(parsed.pieces, tokens, strict=True)]
+        rules = CacheRules(minimum_tokens=parsed.model.cache_minimum)
+        return self.cache.use(model_name, segments, rules).read_tokens
+
+    def _usage(self, reply: Reply, cached: int) -> dict[str, Any]:
         usage = reply.usage
         assert usage is not None
         thoughts = min(usage.thinking_tokens, usage.output_tokens)
@@ -275,6 +297,10 @@ class _GoogleAPI(WireAPI):
             "totalTokenCount": usage.input_tokens + usage.output_tokens,
             "promptTokensDetails": [{"modality": "TEXT", "tokenCount": usage.input_tokens}],
         }
+        cached = min(cached, usage.input_tokens)
+        if cached:
+            out["cachedContentTokenCount"] = cached
+            out["cacheTokensDetails"] = [{"modality": "TEXT", "tokenCount": cached}]
         if thoughts:
             out["thoughtsTokenCount"] = thoughts
         self.usage_extras(out)

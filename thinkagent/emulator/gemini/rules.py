@@ -8,8 +8,8 @@ the wording of some errors (a :class:`GeminiPlatform` each). A refused request r
 
 Models (by name):
 
-* ``gemini-3-*`` (and later: ``gemini-3.1-*``...) always think (``thinkingLevel``
-  ``MINIMAL`` to ``XHIGH``, default ``HIGH``; a ``thinkingBudget`` is accepted too) and
+* ``gemini-3-*`` (and later: ``gemini-3.1-*``...) always think (``thinkingLevel``, the
+  levels each model takes: :attr:`GeminiProfile.levels`; a ``thinkingBudget`` is accepted too) and
   always return thought signatures, with or without ``includeThoughts``. A function call
   of the current turn without its signature is refused.
 * ``gemini-2.5-pro`` / ``-flash`` / ``-flash-lite`` take budgets (``0`` turns thinking off
@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import mimetypes
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from typing import Any, Literal, cast
 
 from ..encoding import as_list, as_mapping, list_or_none, mapping_or_none
 from ..framework import WireError
-from ..model import Call, CallResult, Conversation, Settings, ToolSpec, Turn
+from ..model import Call, CallResult, Conversation, Media, Settings, ToolSpec, Turn
 from ..signing import Signer
 
 __all__ = [
@@ -80,6 +81,10 @@ class GeminiPlatform:
     skip_signatures: frozenset[bytes]
     corrupted: str
     vertex: bool
+    document_types: frozenset[str]
+    image_bytes: int
+    document_bytes: int
+    payload_bytes: int | None
 
     def missing_signature(self, name: str, position: int) -> str:
         """The message for a current-turn function call without its signature
@@ -97,24 +102,84 @@ class GeminiPlatform:
             f", position {position}. Please refer to {THOUGHT_SIGNATURE_DOCS} for more details."
         )
 
-    def thinking(self, message: str) -> str:
-        """A thinking-configuration error (Vertex prefixes its request errors)."""
-        return f"Unable to submit request because {message}" if self.vertex else message
+    def refused(self, message: str, docs: str | None = None) -> str:
+        """A request error as this platform words it: Vertex prefixes its request errors
+        (and points to its docs)."""
+        if not self.vertex:
+            return message
+        tail = f" Learn more: {docs}" if docs else ""
+        return f"Unable to submit request because {message}{tail}"
+
+    def unsupported_mime(self, mime_type: str) -> str:
+        """The refusal of a media type the model does not take (inline data, file data, a
+        response MIME type)."""
+        if self.vertex:
+            return (
+                f"Unable to submit request because it has a mimeType parameter with value "
+                f"{mime_type}, which is not supported. Update the mimeType and try again. "
+                f"Learn more: {VERTEX_MODEL_DOCS}"
+            )
+        return f"Unsupported MIME type: {mime_type}"
+
+    def inline_limit(self, kind: str) -> int | None:
+        """The most bytes one inline part of ``kind`` (``image``/``document``) may have."""
+        return (self.image_bytes if kind == "image" else self.document_bytes) or None
 
 
 SKIP_SIGNATURE = b"skip_thought_signature_validator"
+
+_MIB = 1024 * 1024
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"})
+"""Image types both platforms take (ai.google.dev/gemini-api/docs/image-understanding;
+the Vertex model pages)."""
+TEXT_DOCUMENT_TYPES = frozenset(
+    {
+        "application/pdf",
+        "text/plain",
+        "text/csv",
+        "text/html",
+        "text/css",
+        "text/javascript",
+        "application/x-javascript",
+        "text/md",
+        "text/markdown",
+        "text/x-python",
+        "application/x-python",
+        "text/rtf",
+        "text/xml",
+    }
+)
+"""Document types the Gemini API takes (its document understanding guide; text files are
+read as text)."""
+FUNCTION_RESPONSE_TYPES = frozenset(
+    {"image/png", "image/jpeg", "image/webp", "application/pdf", "text/plain"}
+)
+"""Media types a Gemini 3 function response may carry (the function calling guide,
+"Multimodal function responses")."""
+_AUDIO_VIDEO = ("audio/", "video/")
+FUNCTION_CALLING_DOCS = (
+    "https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling"
+)
 
 GEMINI_API = GeminiPlatform(
     scope="gemini",
     skip_signatures=frozenset({SKIP_SIGNATURE, b"context_engineering_is_the_way_to_go"}),
     corrupted="Corrupted thought signature.",
     vertex=False,
+    document_types=TEXT_DOCUMENT_TYPES,
+    image_bytes=0,  # bounded by the request payload only
+    document_bytes=50 * _MIB,  # PDFs (file input methods guide)
+    payload_bytes=100 * _MIB,  # inline data, base64 (January 2026: up from 20 MB)
 )
 VERTEX_AI = GeminiPlatform(
     scope="vertex",
     skip_signatures=frozenset({SKIP_SIGNATURE}),
     corrupted="Unable to submit request because Thought signature is not valid.",
     vertex=True,
+    document_types=frozenset({"application/pdf", "text/plain"}),
+    image_bytes=7 * _MIB,  # inline images (Gemini 3 model pages)
+    document_bytes=50 * _MIB,  # documents through the API
+    payload_bytes=None,
 )
 
 
@@ -125,10 +190,29 @@ class GeminiProfile:
     name: str
     family: Literal["3", "2.5"]
     variant: Literal["pro", "flash", "flash-lite", "other"]
+    version: tuple[int, int] = (3, 0)
 
     @property
     def always_thinks(self) -> bool:
         return self.family == "3" or self.variant == "pro"
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """The thinking levels a Gemini 3 model takes (Vertex AI's thinking guide, per
+        model): Gemini 3 Pro ``LOW`` and ``HIGH``; the Flash and Flash-Lite models up to
+        3.6 ``MINIMAL`` to ``HIGH``; the others ``LOW``, ``MEDIUM`` and ``HIGH``. None takes
+        ``XHIGH``."""
+        if self.variant == "pro" and self.version == (3, 0):
+            return ("LOW", "HIGH")
+        if self.variant in ("flash", "flash-lite") and self.version <= (3, 6):
+            return ("MINIMAL", "LOW", "MEDIUM", "HIGH")
+        return ("LOW", "MEDIUM", "HIGH")
+
+    @property
+    def cache_minimum(self) -> int:
+        """The shortest prompt (tokens) implicit caching caches: 4,096 for Gemini 3 and
+        later, 2,048 for Gemini 2.5 (ai.google.dev/gemini-api/docs/caching)."""
+        return 4096 if self.family == "3" else 2048
 
 
 def gemini_profile(name: str) -> GeminiProfile | None:
@@ -153,7 +237,7 @@ def gemini_profile(name: str) -> GeminiProfile | None:
         if rest.startswith("pro")
         else "other"
     )
-    return GeminiProfile(name, family, variant)
+    return GeminiProfile(name, family, variant, version)
 
 
 def signature_kind(model: GeminiProfile) -> str:
@@ -222,11 +306,14 @@ def _get(obj: Mapping[str, Any], camel: str) -> Any:
 class _Part:
     content: int  # the index of its content in ``contents``, for error messages
     index: int
+    raw: Mapping[str, Any]  # as sent: what prompt caching compares
     text: str | None
     thought: bool
     signature: str | None
     call: Mapping[str, Any] | None
     response: Mapping[str, Any] | None
+    media: Media | None  # inline or file data
+    response_media: tuple[Media, ...]  # the media of a function response (Gemini 3)
     other: str | None
 
 
@@ -256,55 +343,203 @@ class _Content:
 @dataclass(frozen=True)
 class GeminiRequest:
     """A validated request: its neutral conversation and settings, and what the renderer
-    needs (the model, whether thoughts are shown, whether the model thinks)."""
+    needs (the model, whether thoughts are shown, whether the model thinks, and the
+    request's pieces in reading order for prompt caching: the system instruction with the
+    tools, then each turn, as sent)."""
 
     model: GeminiProfile
     conversation: Conversation
     settings: Settings
     include_thoughts: bool
+    pieces: tuple[Any, ...] = ()
 
 
-def _parse_part(raw: Any, i: int, j: int) -> _Part:
+def _type_error(path: str, kind: str, value: Any) -> WireError:
+    """The proto JSON parser's refusal of a value of the wrong type."""
+    return _invalid(f"Invalid value at '{path}' ({kind}), {_canonical(value)}")
+
+
+class _MediaReader:
+    """Reads the media of one request, for one model on one platform: inline and file data
+    in contents and (Gemini 3) in function responses, checked against the platform's types
+    and sizes; the inline bytes are counted against the request payload limit."""
+
+    def __init__(self, model: GeminiProfile, platform: GeminiPlatform) -> None:
+        self.model = model
+        self.platform = platform
+        self.payload = 0  # base64 characters of inline data so far
+
+    def part(self, part: Mapping[str, Any], path: str) -> Media | None:
+        """The media of a content part, or None when it carries none."""
+        inline = mapping_or_none(_get(part, "inlineData"))
+        if inline is not None:
+            return self._inline(inline, f"{path}.inline_data", self.platform.document_types)
+        file = mapping_or_none(_get(part, "fileData"))
+        if file is not None:
+            return self._file(file, f"{path}.file_data", self.platform.document_types)
+        return None
+
+    def response(self, response: Mapping[str, Any], path: str) -> tuple[Media, ...]:
+        """The media of a function response (its ``parts``), checked like the service does:
+        only Gemini 3 takes them, only some types, file data only on Vertex, and every
+        ``{"$ref": name}`` in the response must name one of them."""
+        items = list_or_none(response.get("parts"))
+        if not items:
+            _check_refs(response.get("response"), set())
+            return ()
+        if self.model.family != "3":
+            raise _invalid(
+                self.platform.refused(
+                    "`function_response.parts` is not supported for this model.",
+                    FUNCTION_CALLING_DOCS,
+                )
+            )
+        media: list[Media] = []
+        names: set[str] = set()
+        for k, raw in enumerate(items):
+            item = as_mapping(raw)
+            where = f"{path}.parts[{k}]"
+            inline = mapping_or_none(_get(item, "inlineData"))
+            file = mapping_or_none(_get(item, "fileData"))
+            if file is not None and not self.platform.vertex:
+                raise _invalid(
+                    f'Invalid JSON payload received. Unknown name "fileData" at '
+                    f"'{where}': Cannot find field."
+                )
+            body = inline if inline is not None else file
+            if body is None:
+                continue
+            name = _get(body, "displayName")
+            if isinstance(name, str) and name:
+                names.add(name)
+            if inline is not None:
+                media.append(self._inline(inline, f"{where}.inline_data", FUNCTION_RESPONSE_TYPES))
+            else:
+                media.append(self._file(body, f"{where}.file_data", FUNCTION_RESPONSE_TYPES))
+        _check_refs(response.get("response"), names)
+        return tuple(media)
+
+    def _mime(
+        self, body: Mapping[str, Any], documents: frozenset[str]
+    ) -> tuple[Literal["image", "document"], str]:
+        raw = _get(body, "mimeType")
+        mime_type = raw.split(";", 1)[0].strip().lower() if isinstance(raw, str) else ""
+        if mime_type in IMAGE_TYPES:
+            return "image", mime_type
+        if mime_type in documents or (
+            documents is self.platform.document_types and mime_type.startswith(_AUDIO_VIDEO)
+        ):  # prompts take audio and video too; the neutral vocabulary calls them documents
+            return "document", mime_type
+        raise _invalid(self.platform.unsupported_mime(raw if isinstance(raw, str) else ""))
+
+    def _inline(self, body: Mapping[str, Any], path: str, documents: frozenset[str]) -> Media:
+        data = body.get("data")
+        if not isinstance(data, str):
+            raise _type_error(f"{path}.data", "TYPE_BYTES", data)
+        blob = decode_signature(data)
+        if blob is None:
+            shown = data if len(data) <= 64 else data[:64] + "..."
+            raise _invalid(
+                f"Invalid value at '{path}.data' (TYPE_BYTES), Base64 decoding failed for "
+                f'"{shown}"'
+            )
+        kind, mime_type = self._mime(body, documents)
+        limit = self.platform.inline_limit(kind)
+        if limit is not None and len(blob) > limit:
+            raise _invalid(
+                f"The file size of `{path}` is {len(blob)}, which exceeds max allowed file "
+                f"size of {limit} for `{mime_type}` files. Reduce the file size by lowering "
+                "the image resolution, splitting the PDF into multiple files, and so on."
+            )
+        self.payload += len(data)
+        limit = self.platform.payload_bytes
+        if limit is not None and self.payload > limit:
+            raise _invalid(f"Request payload size exceeds the limit: {limit} bytes.")
+        return Media(kind, mime_type, size=len(blob))
+
+    def _file(self, body: Mapping[str, Any], path: str, documents: frozenset[str]) -> Media:
+        uri = _get(body, "fileUri")
+        if not isinstance(uri, str) or not uri:
+            raise _invalid(f"* GenerateContentRequest.{path}.file_uri: file_uri must be set.")
+        if _get(body, "mimeType") is None:  # the service reads it from the file itself
+            guessed = mimetypes.guess_type(uri)[0] or "application/octet-stream"
+            return Media("image" if guessed in IMAGE_TYPES else "document", guessed, url=uri)
+        kind, mime_type = self._mime(body, documents)
+        return Media(kind, mime_type, url=uri)
+
+
+def _check_refs(value: Any, names: set[str]) -> None:
+    """Every ``{"$ref": name}`` in a function response names one of its media parts."""
+    if isinstance(value, Mapping):
+        mapping = cast("Mapping[str, Any]", value)
+        ref = mapping.get("$ref")
+        if isinstance(ref, str) and ref not in names:
+            raise _invalid(
+                f"The referenced name `{ref}` in function_response.response does not match "
+                "to a display_name in the function_response.parts."
+            )
+        for item in mapping.values():
+            _check_refs(item, names)
+    elif isinstance(value, list):
+        for item in cast("list[Any]", value):
+            _check_refs(item, names)
+
+
+def _parse_part(raw: Any, i: int, j: int, media: _MediaReader) -> _Part:
     part = mapping_or_none(raw)
+    path = f"contents[{i}].parts[{j}]"
     if part is None:
         raise _invalid(
-            f"Invalid value at 'contents[{i}].parts[{j}]' (type.googleapis.com/google.ai."
+            f"Invalid value at '{path}' (type.googleapis.com/google.ai."
             "generativelanguage.v1beta.Part), not an object"
         )
     text = part.get("text")
+    if text is not None and not isinstance(text, str):
+        raise _type_error(f"{path}.text", "TYPE_STRING", text)
+    thought = part.get("thought")
+    if thought is not None and not isinstance(thought, bool):
+        raise _type_error(f"{path}.thought", "TYPE_BOOL", thought)
     signature = _get(part, "thoughtSignature")
     if signature is not None and not isinstance(signature, str):
+        raise _type_error(f"{path}.thought_signature", "TYPE_BYTES", signature)
+    if signature is not None and decode_signature(signature) is None:
+        # The bytes are read with the JSON, whoever's part it is.
         raise _invalid(
-            f"Invalid value at 'contents[{i}].parts[{j}].thought_signature' (TYPE_BYTES), "
-            f"{_canonical(signature)}"
+            f"Invalid value at '{path}.thought_signature' (TYPE_BYTES), Base64 decoding failed "
+            f'for "{signature}"'
         )
     call = mapping_or_none(_get(part, "functionCall"))
     response = mapping_or_none(_get(part, "functionResponse"))
     if call is not None and not isinstance(call.get("name"), str):
-        raise _invalid(
-            f"* GenerateContentRequest.contents[{i}].parts[{j}].function_call.name: Name cannot be empty."
-        )
+        raise _invalid(f"* GenerateContentRequest.{path}.function_call.name: Name cannot be empty.")
     if response is not None and not isinstance(response.get("name"), str):
         raise _invalid(
-            f"* GenerateContentRequest.contents[{i}].parts[{j}].function_response.name: Name cannot be empty."
+            f"* GenerateContentRequest.{path}.function_response.name: Name cannot be empty."
         )
+    found = media.part(part, path)
+    response_media = (
+        media.response(response, f"{path}.function_response") if response is not None else ()
+    )
     other = None
-    if text is None and call is None and response is None:
+    if text is None and call is None and response is None and found is None:
         kinds = [k for k in part if k not in ("thought", "thoughtSignature", "thought_signature")]
         other = f"[{kinds[0]}]" if kinds else ""
     return _Part(
         content=i,
         index=j,
-        text=text if isinstance(text, str) else None,
-        thought=part.get("thought") is True,
+        raw=part,
+        text=text,
+        thought=thought is True,
         signature=signature,
         call=call,
         response=response,
+        media=found,
+        response_media=response_media,
         other=other,
     )
 
 
-def _parse_contents(raw: Any) -> list[_Content]:
+def _parse_contents(raw: Any, media: _MediaReader) -> list[_Content]:
     items = list_or_none(raw)
     if not items:
         raise _invalid("* GenerateContentRequest.contents: contents is not specified")
@@ -327,7 +562,7 @@ def _parse_contents(raw: Any) -> list[_Content]:
             _Content(
                 i,
                 role,
-                tuple(_parse_part(p, i, j) for j, p in enumerate(parts)),
+                tuple(_parse_part(p, i, j, media) for j, p in enumerate(parts)),
             )
         )
     return contents
@@ -418,7 +653,7 @@ def _thinking(
         level = None
     if raw_budget is not None and level is not None:
         raise _invalid(
-            platform.thinking("You can only set only one of thinking budget and thinking level.")
+            platform.refused("You can only set only one of thinking budget and thinking level.")
         )
     if level is not None:
         if level not in LEVELS:
@@ -434,6 +669,14 @@ def _thinking(
                 if platform.vertex
                 else "Thinking level is not supported for this model."
             )
+        if level not in model.levels:
+            raise _invalid(
+                f"Unable to submit request because thinking_level {level} is not supported by "
+                f"this model. Learn more: {VERTEX_MODEL_DOCS}"
+                if platform.vertex
+                else f"Thinking level {level} is not supported for this model. Please retry "
+                "with other thinking level."
+            )
         return True, include, None, _EFFORT[cast("str", level)]
     if raw_budget is None:
         thinks = model.family == "3" or model.variant != "flash-lite"
@@ -445,14 +688,12 @@ def _thinking(
             f"{_canonical(raw_budget)}"
         )
     if budget == 0 and model.always_thinks and model.family == "2.5":
-        raise _invalid(
-            platform.thinking("The model does not support setting thinking_budget to 0.")
-        )
+        raise _invalid(platform.refused("The model does not support setting thinking_budget to 0."))
     low, high = {"pro": (128, 32768), "flash-lite": (512, 24576)}.get(model.variant, (1, 24576))
     if model.family == "3":
         low, high = 0, 65536
     if budget not in (-1, 0) and not low <= budget <= high:
-        raise _invalid(platform.thinking(f"The thinking budget ({budget}) is invalid."))
+        raise _invalid(platform.refused(f"The thinking budget ({budget}) is invalid."))
     thinks = model.family == "3" or budget != 0
     effort = "low" if 0 <= budget <= 1024 and model.family == "3" else None
     return thinks, include and thinks, budget if budget > 0 else None, effort
@@ -556,13 +797,7 @@ def _check_signatures(
                 content_bytes = text_content(answer)
             if part.signature is None:
                 continue
-            blob = decode_signature(part.signature)
-            if blob is None:
-                raise _invalid(
-                    f"Invalid value at 'contents[{part.content}].parts[{part.index}]."
-                    f"thought_signature' (TYPE_BYTES), Base64 decoding failed for "
-                    f'"{part.signature}"'
-                )
+            blob = cast("bytes", decode_signature(part.signature))  # checked when parsed
             if part.signature.encode() in platform.skip_signatures:
                 continue  # the dummy sent verbatim rather than base64-encoded
             if blob in platform.skip_signatures:
@@ -586,8 +821,11 @@ def _neutral(contents: Sequence[_Content]) -> tuple[Turn, ...]:
         thoughts: list[str] = []
         calls: list[Call] = []
         results: list[CallResult] = []
+        media: list[Media] = []
         unanswered = list(previous_calls)
         for part in content.parts:
+            if part.media is not None:
+                media.append(part.media)
             if part.call is not None:
                 call_id = part.call.get("id")
                 if not isinstance(call_id, str) or not call_id:
@@ -605,7 +843,12 @@ def _neutral(contents: Sequence[_Content]) -> tuple[Turn, ...]:
                     unanswered.remove(match)
                 text, is_error = _result_text(part.response)
                 results.append(
-                    CallResult(match[0] if match else f"gemini-response-{name}", text, is_error)
+                    CallResult(
+                        match[0] if match else f"gemini-response-{name}",
+                        text,
+                        is_error,
+                        part.response_media,
+                    )
                 )
             elif part.text is not None:
                 (thoughts if part.thought else texts).append(part.text)
@@ -620,9 +863,107 @@ def _neutral(contents: Sequence[_Content]) -> tuple[Turn, ...]:
                 thinking="".join(thoughts),
                 calls=tuple(calls),
                 results=tuple(results),
+                media=tuple(media) if content.role == "user" else (),
             )
         )
     return tuple(turns)
+
+
+_RESPONSE_TYPES = ("text/plain", "application/json", "application/xml", "application/yaml")
+_SCHEMA_FIELDS = frozenset(
+    {
+        "type",
+        "format",
+        "title",
+        "description",
+        "nullable",
+        "enum",
+        "maxItems",
+        "minItems",
+        "properties",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "example",
+        "anyOf",
+        "propertyOrdering",
+        "default",
+        "items",
+        "minimum",
+        "maximum",
+    }
+)
+"""The fields of the OpenAPI-style `Schema` that `responseSchema` takes (anything else, such
+as a JSON schema's `$schema` or `$defs`, is an unknown field to the service)."""
+
+
+def _check_schema(schema: Any, path: str) -> None:
+    if isinstance(schema, list):
+        for item in cast("list[Any]", schema):
+            _check_schema(item, path)
+        return
+    if not isinstance(schema, Mapping):
+        return
+    for key, value in cast("Mapping[str, Any]", schema).items():
+        if key not in _SCHEMA_FIELDS and _camel(key) not in _SCHEMA_FIELDS:
+            raise _invalid(
+                f'Invalid JSON payload received. Unknown name "{key}" at '
+                f"'{path}': Cannot find field."
+            )
+        if key == "properties" and isinstance(value, Mapping):
+            _check_schema(list(cast("Mapping[str, Any]", value).values()), path)
+        elif key in ("items", "anyOf"):
+            _check_schema(value, path)
+
+
+def _camel(snake: str) -> str:
+    head, *rest = snake.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+def _response_schema(
+    generation: Mapping[str, Any],
+    model: GeminiProfile,
+    platform: GeminiPlatform,
+    functions: bool,
+) -> Mapping[str, Any] | None:
+    """The JSON schema the answer must follow (``responseMimeType`` ``application/json``
+    with ``responseJsonSchema`` or the OpenAPI-style ``responseSchema``; JSON mode alone
+    asks for any object), or None for a free-text answer."""
+    raw = _get(generation, "responseMimeType")
+    mime_type = raw.lower() if isinstance(raw, str) else "text/plain"
+    if mime_type not in _RESPONSE_TYPES and mime_type != "text/x.enum":
+        if platform.vertex:
+            raise _invalid(platform.unsupported_mime(str(raw)))
+        raise _invalid(
+            "* GenerateContentRequest.generation_config.response_mime_type: allowed mimetypes "
+            "are `text/plain`, `application/json`, `application/xml`, `application/yaml` and "
+            "`text/x.enum`."
+        )
+    if mime_type != "application/json":
+        return None
+    if functions and model.family == "2.5":  # Gemini 3 combines them (its developer guide)
+        raise _invalid(
+            "Function calling with a response mime type: 'application/json' is unsupported"
+        )
+    json_schema = mapping_or_none(_get(generation, "responseJsonSchema"))
+    if json_schema is not None:
+        return json_schema
+    schema = _get(generation, "responseSchema")
+    if schema is None:
+        return {"type": "object"}
+    _check_schema(schema, "generation_config.response_schema")
+    return cast("Mapping[str, Any]", _normalize_schema(as_mapping(schema)))
+
+
+def _pieces(body: Mapping[str, Any], contents: Sequence[_Content]) -> tuple[Any, ...]:
+    """What prompt caching compares, in the order the model reads it: the system
+    instruction and the tools, then each turn's parts as sent."""
+    head = {"system": _get(body, "systemInstruction"), "tools": body.get("tools")}
+    return (head, *([c.role, [p.raw for p in c.parts]] for c in contents))
 
 
 def parse_request(
@@ -631,7 +972,7 @@ def parse_request(
     """Validate a ``GenerateContentRequest`` for ``model`` (see :func:`gemini_profile`) and
     build its neutral view. Raises :class:`~thinkagent.emulator.framework.WireError` with
     the real status and message."""
-    contents = _merge_turns(_parse_contents(body.get("contents")))
+    contents = _merge_turns(_parse_contents(body.get("contents"), _MediaReader(model, platform)))
     generation = as_mapping(_get(body, "generationConfig"))
     thinking, include, budget, effort = _thinking(
         as_mapping(_get(generation, "thinkingConfig")), model, platform
@@ -644,6 +985,7 @@ def parse_request(
         )
     tools = _tools(body.get("tools"))
     choice, tool_name, offered = _tool_choice(_get(body, "toolConfig"), tools)
+    response_schema = _response_schema(generation, model, platform, bool(tools))
     _check_turns(contents)
     _check_signatures(contents, model, platform, signer)
     conversation = Conversation(
@@ -660,5 +1002,6 @@ def parse_request(
         tool_name=tool_name,
         parallel_tool_calls=True,
         interleaved=True,
+        response_schema=response_schema,
     )
-    return GeminiRequest(model, conversation, settings, include)
+    return GeminiRequest(model, conversation, settings, include, _pieces(body, contents))

@@ -1,7 +1,8 @@
 """The OpenAI family: :mod:`.rules` (credentials and error bodies, OpenAI's and Azure's;
-model profiles and reasoning dialects; effort and tool parsing) and the two wires that
-serve it, :mod:`.chat` (Chat Completions, also Azure and compatible endpoints) and
-:mod:`.responses` (Responses, scopes ``openai`` and ``azure``)."""
+model profiles, reasoning dialects and the dialect knob; effort, tool and media parsing),
+:mod:`.compat` (the compatible hosts' switches, reasoning shapes and refusals) and the two
+wires that serve it, :mod:`.chat` (Chat Completions, also Azure and compatible endpoints) and
+:mod:`.responses` (Responses: OpenAI's, Azure's, DeepSeek's and xAI's)."""
 
 from .chat import OpenAIChatAPI
 from .responses import OpenAIResponsesAPI

@@ -1,24 +1,33 @@
 """OpenAI Chat Completions: ``POST /v1/chat/completions`` (OpenAI and compatible
-endpoints; ``/chat/completions`` too, DeepSeek's base URL has no ``/v1``) and Azure's
+endpoints; ``/chat/completions`` too, DeepSeek's base URL has no ``/v1``), Azure's
 ``POST /openai/deployments/{deployment}/chat/completions?api-version=...`` and
-``/openai/v1/chat/completions``. JSON and SSE (``data: {chunk}`` ... ``data: [DONE]``,
-with a last usage chunk when ``stream_options.include_usage`` is set).
+``/openai/v1/chat/completions``, and ``/{dialect}/v1/chat/completions`` (the dialect knob:
+``/vllm/v1``, ``/openrouter/v1``, ``/zai/v1``... serve any model name in that host's
+dialect). JSON and SSE (``data: {chunk}`` ... ``data: [DONE]``, with a last usage chunk when
+``stream_options.include_usage`` is set).
 
-The model name picks the reasoning *dialect* (see :func:`.rules.openai_profile`):
+The model name (or the knob) picks the reasoning *dialect* (see :func:`.rules.openai_profile`
+and :mod:`.compat`):
 
 * OpenAI models (``gpt-*``, ``o1*``, ``o3*``, ``o4*``) reason internally and return no
   reasoning text, only ``completion_tokens_details.reasoning_tokens``; reasoning sent
   back is ignored. ``gpt-3*``, ``gpt-4*`` and ``gpt-5-chat*`` do not reason and refuse
   ``reasoning_effort``.
-* DeepSeek (except ``deepseek-chat``), Qwen/QwQ, Kimi/Moonshot: ``reasoning_content``
-  on the message (``delta.reasoning_content`` when streaming, before the content).
-  DeepSeek in thinking mode requires every assistant message with ``tool_calls`` to carry
-  its ``reasoning_content`` back.
-* OpenRouter-style names (``vendor/model``) and Ollama-style tags (``qwen3:8b``): the
-  ``reasoning`` field.
-* MiniMax: ``<think>...</think>`` inline at the start of ``content``.
+* DeepSeek (except ``deepseek-chat``), Qwen/QwQ, Kimi/Moonshot, Z.AI GLM, xAI Grok:
+  ``reasoning_content`` on the message (``delta.reasoning_content`` when streaming, before the
+  content). DeepSeek and Kimi in thinking mode refuse an assistant message with
+  ``tool_calls`` that does not carry it back.
+* OpenRouter names (``vendor/model``): ``reasoning`` and the vendor's ``reasoning_details``
+  (signed for Anthropic, a thought signature for Google), checked by the upstream's rules.
+* Ollama tags (``qwen3:8b``), vLLM, Groq, Cerebras, Together: the ``reasoning`` field.
+* Mistral (``magistral-*``, and ``mistral-*`` with ``reasoning_effort``): a content list of
+  ``thinking`` and ``text`` chunks.
+* MiniMax: ``<think>...</think>`` inline at the start of ``content`` (``reasoning_details``
+  with ``reasoning_split``).
 
-Reasoning text on these endpoints is unsigned: nothing is sealed, nothing is verified.
+Requests are checked as the service checks them: ``stream`` is a boolean, each content part
+has a known type for its role, images are PNG, JPEG, GIF or WEBP data URLs (or URLs) of at most
+20 MB, documents come as ``file`` parts. Images and documents reach the brain as ``Media``.
 """
 
 from __future__ import annotations
@@ -46,18 +55,24 @@ from ..model import (
     Call,
     CallResult,
     Conversation,
+    Media,
     Reply,
     Settings,
     StopReason,
     ToolSpec,
     Turn,
 )
+from ..signing import Signer
+from .compat import assistant_reasoning, check_replay, check_switches, router_details, thinking_on
 from .rules import (
+    KNOBS,
     OpenAIError,
     OpenAIProfile,
     OpenAIWire,
     brain_effort,
     check_effort,
+    file_media,
+    image_media,
     invalid_value,
     is_azure,
     missing_parameter,
@@ -80,13 +95,15 @@ _FINISH: Mapping[StopReason, str] = {
     "stop_sequence": "stop",
     "refusal": "stop",
 }
-# https://github.com/langgenius/dify-official-plugins/issues/2306 and
-# https://github.com/CherryHQ/cherry-studio/issues/11751 (message, index and body)
-_DEEPSEEK_MISSING = (
-    "Missing `reasoning_content` field in the assistant message at message index {index}. "
-    "For more information, please refer to "
-    "https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
-)
+#: Content part types by role (the values the service lists in its 400).
+_PART_TYPES: Mapping[str, tuple[str, ...]] = {
+    "user": ("text", "image_url", "input_audio", "file"),
+    "assistant": ("text", "refusal"),
+    "system": ("text",),
+    "developer": ("text",),
+    "tool": ("text",),
+    "function": ("text",),
+}
 _THINK_OPEN = "<think>\n"
 _THINK_CLOSE = "\n</think>\n\n"
 
@@ -99,6 +116,7 @@ class _ChatRequest:
     settings: Settings
     stream: bool
     include_usage: bool
+    body: Mapping[str, Any]
 
 
 def _type_name(value: Any) -> str:
@@ -176,33 +194,61 @@ def _tools(raw: Any) -> tuple[ToolSpec, ...]:
     return tuple(tools)
 
 
-def _split_think(content: str) -> tuple[str, str]:
-    """(thinking, text) of a content that may start with ``<think>...</think>``."""
-    stripped = content.lstrip()
-    if stripped.startswith("<think>") and "</think>" in stripped:
-        inner, _, rest = stripped[len("<think>") :].partition("</think>")
-        return inner.strip(), rest.lstrip()
-    return "", content
+def _check_content(message: Mapping[str, Any], index: int, model: OpenAIProfile) -> None:
+    """A message's content is a string, null, or a list of parts of its role's types
+    (Mistral's ``thinking`` chunks too, in an assistant message to a Mistral model)."""
+    content = message.get("content")
+    if content is None or isinstance(content, str):
+        return
+    parts = list_or_none(content)
+    if parts is None:
+        raise _invalid_type(f"messages[{index}].content", "one of a string or array", content)
+    role = str(message.get("role"))
+    allowed = _PART_TYPES.get(role, ("text",))
+    if role == "assistant" and model.family == "mistral":
+        allowed = (*allowed, "thinking")
+    for k, raw in enumerate(parts):
+        part = mapping_or_none(raw)
+        param = f"messages[{index}].content[{k}]"
+        if part is None:
+            raise _invalid_type(param, "an object", raw)
+        if part.get("type") not in allowed:
+            raise invalid_value(part.get("type"), allowed, f"{param}.type")
 
 
-def _thinking_requested(model: OpenAIProfile, body: Mapping[str, Any], effort: str | None) -> bool:
-    """Whether a compatible endpoint thinks for this request (its own switches)."""
-    if effort == "none":
-        return False
-    if model.family == "deepseek":
-        switch = as_mapping(body.get("thinking")).get("type")
-        if switch in ("enabled", "disabled"):
-            return switch == "enabled"
-        return model.reasons
-    if model.family == "qwen" and body.get("enable_thinking") is False:
-        return False
-    if model.family == "router":
-        reasoning = as_mapping(body.get("reasoning"))
-        if reasoning.get("enabled") is False or reasoning.get("effort") == "none":
-            return False
-        if body.get("think") is False:
-            return False
-    return model.reasons
+def _media(content: Any, index: int) -> tuple[Media, ...]:
+    """The images and documents of a user message's content parts."""
+    media: list[Media] = []
+    for k, raw in enumerate(as_list(content) if isinstance(content, list) else []):
+        part = as_mapping(raw)
+        param = f"messages[{index}].content[{k}]"
+        if part.get("type") == "image_url":
+            media.append(
+                image_media(as_mapping(part.get("image_url")).get("url"), f"{param}.image_url.url")
+            )
+        elif part.get("type") == "file":
+            media.append(file_media(as_mapping(part.get("file")), f"{param}.file"))
+    return tuple(media)
+
+
+def _response_schema(raw: Any) -> Mapping[str, Any] | None:
+    """The JSON schema a ``response_format`` asks the answer to follow (None: free text)."""
+    if raw is None:
+        return None
+    response_format = mapping_or_none(raw)
+    if response_format is None:
+        raise _invalid_type("response_format", "an object", raw)
+    kind = response_format.get("type")
+    if kind not in ("text", "json_object", "json_schema"):
+        raise invalid_value(kind, ("text", "json_object", "json_schema"), "response_format.type")
+    if kind != "json_schema":
+        return None
+    spec = mapping_or_none(response_format.get("json_schema"))
+    if spec is None or not isinstance(spec.get("name"), str):
+        raise missing_parameter(
+            "response_format.json_schema.name" if spec else "response_format.json_schema"
+        )
+    return as_mapping(spec.get("schema"))
 
 
 def _check_history(messages: Sequence[Mapping[str, Any]]) -> None:
@@ -240,7 +286,7 @@ def _check_history(messages: Sequence[Mapping[str, Any]]) -> None:
         )
 
 
-def _parse(request: WireRequest) -> _ChatRequest:
+def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
     body = mapping_or_none(request.body)
     if body is None:
         raise OpenAIError(
@@ -252,12 +298,19 @@ def _parse(request: WireRequest) -> _ChatRequest:
         )
     azure = is_azure(request)
     deployment = request.path_params.get("deployment")
+    knob = request.path_params.get("dialect")
+    if knob is not None and knob.lower() not in KNOBS:
+        raise OpenAIError(
+            404,
+            f"The emulator has no dialect '{knob}' (known: {', '.join(sorted(KNOBS))}).",
+            code="unknown_url",
+        )
     raw_model = body.get("model")
     if not isinstance(raw_model, str) or not raw_model:
         if deployment is None:
             raise OpenAIError(400, "you must provide a model parameter")
         raw_model = deployment
-    model = openai_profile(raw_model)
+    model = openai_profile(raw_model, knob=knob)
     if model is None and deployment is not None:
         model = openai_profile(deployment)
     if model is None and azure:
@@ -298,7 +351,13 @@ def _parse(request: WireRequest) -> _ChatRequest:
         if message.get("role") not in _ROLES:
             raise invalid_value(message.get("role"), _ROLES, f"messages[{index}].role")
         _check_ids(message, index)
+        _check_content(message, index, model)
         messages.append(message)
+    for name, expected in (("stream", "a boolean"), ("stream_options", "an object")):
+        value = body.get(name)
+        if value is not None and not isinstance(value, bool if name == "stream" else Mapping):
+            raise _invalid_type(name, expected, value)
+    check_switches(model, body)
 
     effort = check_effort(model, body.get("reasoning_effort"), "reasoning_effort")
     if model.family == "openai" and model.reasons and body.get("max_tokens") is not None:
@@ -325,23 +384,14 @@ def _parse(request: WireRequest) -> _ChatRequest:
     choice, tool_name = tool_choice(body.get("tool_choice"), nested=True)
     _check_history(messages)
 
+    schema = _response_schema(body.get("response_format"))
     if model.dialect == "hidden" or model.dialect == "none":
         thinking, brain_level = brain_effort(effort)
     else:
-        thinking = _thinking_requested(model, body, body.get("reasoning_effort"))
+        thinking = thinking_on(model, body, body.get("reasoning_effort"))
         brain_level = brain_effort(body.get("reasoning_effort") or "medium")[1]
-    if model.family == "deepseek" and thinking:
-        for index, message in enumerate(messages):
-            if (
-                message.get("role") == "assistant"
-                and as_list(message.get("tool_calls"))
-                and "reasoning_content" not in message
-            ):
-                raise OpenAIError(
-                    400,
-                    _DEEPSEEK_MISSING.format(index=index),
-                    code="invalid_request_error",
-                )
+    if thinking and model.family != "openai":
+        check_replay(model, messages, signer)
 
     conversation = _conversation(model, messages, tools)
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
@@ -352,6 +402,7 @@ def _parse(request: WireRequest) -> _ChatRequest:
         tool_choice=choice,
         tool_name=tool_name,
         parallel_tool_calls=body.get("parallel_tool_calls") is not False,
+        response_schema=schema,
     )
     options = as_mapping(body.get("stream_options"))
     return _ChatRequest(
@@ -361,6 +412,7 @@ def _parse(request: WireRequest) -> _ChatRequest:
         settings=settings,
         stream=body.get("stream") is True,
         include_usage=options.get("include_usage") is True,
+        body=body,
     )
 
 
@@ -370,7 +422,7 @@ def _conversation(
     system: list[str] = []
     turns: list[Turn] = []
     results: list[CallResult] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         role = message.get("role")
         if role == "tool":
             results.append(
@@ -384,15 +436,11 @@ def _conversation(
         if role in ("system", "developer"):
             system.append(content)
         elif role == "user":
-            turns.append(Turn("user", text=content))
+            turns.append(Turn("user", text=content, media=_media(message.get("content"), index)))
         elif role == "assistant":
             thinking = ""
-            if model.dialect == "reasoning_content":
-                thinking = str(message.get("reasoning_content") or "")
-            elif model.dialect == "reasoning":
-                thinking = str(message.get("reasoning") or "")
-            elif model.dialect == "think_tags":
-                thinking, content = _split_think(content)
+            if model.family != "openai":  # OpenAI's own endpoint ignores replayed reasoning
+                thinking, content = assistant_reasoning(message)
             calls = tuple(
                 Call(
                     str(call.get("id")),
@@ -415,23 +463,45 @@ class _Rendered:
     """A reply in Chat Completions terms."""
 
     reasoning: str | None  # the text of the dialect's reasoning field
+    field: str | None  # that field's name (None: no reasoning field)
+    details: tuple[dict[str, Any], ...]  # the `reasoning_details` items
+    thinking_chunk: str | None  # the text of a leading `thinking` content chunk (Mistral)
     content: str | None  # the message content (``<think>`` tags included)
     refusal: str | None
     calls: tuple[tuple[str, str, str], ...]  # (id, name, arguments JSON)
     finish: str
 
 
-def _render(parsed: _ChatRequest, reply: Reply, seed: str) -> _Rendered:
+def _call_id(model: OpenAIProfile, seed: str, index: int) -> str:
+    """A generated tool call id, in the host's own format."""
+    if model.family == "deepseek":
+        return stable_id(f"call_{index:02d}_", seed, str(index), length=24)
+    if model.family == "mistral":  # nine letters and digits
+        return stable_id("", seed, str(index), length=9)
+    return stable_id("call_", seed, str(index), length=24)
+
+
+def _dialect(parsed: _ChatRequest) -> str:
+    """Where this request's reasoning goes: the model's dialect, moved by the switches that
+    move it (``reasoning_format`` on Groq and Cerebras, ``reasoning_split`` on MiniMax)."""
+    model, body = parsed.model, parsed.body
+    if model.family in ("groq", "cerebras"):
+        chosen = body.get("reasoning_format")
+        if chosen == "raw":
+            return "think_tags"
+        if chosen in ("hidden", "none"):
+            return "none"
+    if model.family == "minimax" and body.get("reasoning_split") is True:
+        return "reasoning_details"
+    return model.dialect
+
+
+def _render(parsed: _ChatRequest, reply: Reply, seed: str, signer: Signer) -> _Rendered:
     model = parsed.model
     thinking = reply.thinking if reply.thinking is not None and not reply.redacted else None
     calls: list[tuple[str, str, str]] = []
     for index, call in enumerate(reply.tool_calls):
-        if call.id is not None:
-            call_id = call.id
-        elif model.family == "deepseek":
-            call_id = stable_id(f"call_{index:02d}_", seed, str(index), length=24)
-        else:
-            call_id = stable_id("call_", seed, str(index), length=24)
+        call_id = call.id if call.id is not None else _call_id(model, seed, index)
         calls.append((call_id, call.name, arguments_json(call.arguments)))
     text: str | None = reply.text
     refusal: str | None = None
@@ -441,12 +511,29 @@ def _render(parsed: _ChatRequest, reply: Reply, seed: str) -> _Rendered:
         text = None  # OpenAI models send no content beside their tool calls
     elif not text and calls:
         text = None
+    dialect = _dialect(parsed)
     reasoning: str | None = None
-    if model.dialect in ("reasoning_content", "reasoning"):
-        reasoning = thinking
-    elif model.dialect == "think_tags" and thinking is not None:
+    field: str | None = None
+    details: tuple[dict[str, Any], ...] = ()
+    chunk: str | None = None
+    if thinking is None:
+        pass
+    elif dialect in ("reasoning_content", "reasoning"):
+        reasoning, field = thinking, dialect
+    elif dialect == "reasoning_details" and model.family == "minimax":
+        item = {"type": "reasoning.text", "id": "reasoning-text-1", "text": thinking}
+        details = ({**item, "format": "MiniMax-response-v1", "index": 0},)
+    elif dialect == "reasoning_details":
+        reasoning, field = thinking, "reasoning"
+        first = calls[0][0] if calls else None
+        details = tuple(router_details(model, thinking, signer, first, hex_id("rs_", seed)))
+    elif dialect == "think_tags":
         text = _THINK_OPEN + thinking + _THINK_CLOSE + (text or "")
-    return _Rendered(reasoning, text, refusal, tuple(calls), _FINISH[reply.stop])
+    elif dialect == "content_chunks":
+        chunk = thinking
+    return _Rendered(
+        reasoning, field, details, chunk, text, refusal, tuple(calls), _FINISH[reply.stop]
+    )
 
 
 def _usage(parsed: _ChatRequest, reply: Reply) -> dict[str, Any]:
@@ -474,10 +561,6 @@ def _usage(parsed: _ChatRequest, reply: Reply) -> dict[str, Any]:
     return out
 
 
-def _reasoning_field(model: OpenAIProfile) -> str:
-    return "reasoning" if model.dialect == "reasoning" else "reasoning_content"
-
-
 class OpenAIChatAPI(OpenAIWire):
     """The Chat Completions wire API (OpenAI, Azure and compatible endpoints)."""
 
@@ -490,6 +573,7 @@ class OpenAIChatAPI(OpenAIWire):
             WireRoute("/chat/completions", self.completions),
             WireRoute("/openai/deployments/{deployment}/chat/completions", self.completions),
             WireRoute("/openai/v1/chat/completions", self.completions),
+            WireRoute("/{dialect}/v1/chat/completions", self.completions),
         )
 
     def stream_error(self, request: WireRequest, error: WireError, *, index: int) -> bytes:
@@ -498,10 +582,10 @@ class OpenAIChatAPI(OpenAIWire):
     # --- handler -----------------------------------------------------------------------
 
     def completions(self, request: WireRequest) -> JsonReply | StreamReply:
-        parsed = _parse(request)
+        parsed = _parse(request, self.state.signer)
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest() + "\x1f" + parsed.model_name
-        rendered = _render(parsed, reply, seed)
+        rendered = _render(parsed, reply, seed, self.state.signer)
         deepseek = parsed.model.family == "deepseek"
         completion_id = (
             uuid_id("chat", seed, reply.stop)
@@ -517,9 +601,16 @@ class OpenAIChatAPI(OpenAIWire):
         headers = {"x-request-id": hex_id("req_", str(request.seq), seed, length=32)}
         if parsed.stream:
             return self._stream(parsed, reply, rendered, envelope, fingerprint, headers)
-        message: dict[str, Any] = {"role": "assistant", "content": rendered.content}
-        if rendered.reasoning is not None:
-            message[_reasoning_field(parsed.model)] = rendered.reasoning
+        content: str | list[dict[str, Any]] | None = rendered.content
+        if rendered.thinking_chunk is not None:
+            content = [_thinking_chunk(rendered.thinking_chunk)]
+            if rendered.content:
+                content.append({"type": "text", "text": rendered.content})
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if rendered.field is not None:
+            message[rendered.field] = rendered.reasoning
+        if rendered.details:
+            message["reasoning_details"] = list(rendered.details)
         if parsed.model.family == "openai":
             message["refusal"] = rendered.refusal
             message["annotations"] = []
@@ -575,14 +666,10 @@ class OpenAIChatAPI(OpenAIWire):
 
         events: list[bytes] = []
         cut_at: int | None = None
-        field = _reasoning_field(parsed.model)
-        if rendered.reasoning is not None:
-            pieces = chunk_text(rendered.reasoning) or [""]
-            for index, piece in enumerate(pieces):
-                delta: dict[str, Any] = {"content": None, field: piece}
-                if index == 0:
-                    delta = {"role": "assistant", **delta}
-                events.append(chunk(delta))
+        if rendered.details or rendered.field is not None or rendered.thinking_chunk is not None:
+            pieces = _reasoning_deltas(rendered)
+            for index, delta in enumerate(pieces):
+                events.append(chunk({"role": "assistant", **delta} if index == 0 else delta))
             cut_at = max(1, len(pieces) // 2)
         else:  # ``content: null`` when the reply has none (a turn of tool calls only)
             opening = "" if rendered.content is not None else None
@@ -621,9 +708,61 @@ class OpenAIChatAPI(OpenAIWire):
                 events.append(
                     chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
                 )
-        events.append(chunk({}, rendered.finish))
+        if parsed.model.family == "mistral":  # usage on its last chunk, never asked for
+            events.append(
+                sse_data(
+                    {
+                        **base,
+                        "choices": [
+                            {
+                                "index": 0,
+                                "delta": {},
+                                "logprobs": None,
+                                "finish_reason": rendered.finish,
+                            }
+                        ],
+                        "usage": _usage(parsed, reply),
+                    }
+                )
+            )
+        else:
+            events.append(chunk({}, rendered.finish))
         if parsed.include_usage:
             events.append(sse_data({**base, "choices": [], "usage": _usage(parsed, reply)}))
         events.append(sse_data("[DONE]"))
         stream_headers = {**headers, "cache-control": "no-cache"}
         return StreamReply(events, "text/event-stream; charset=utf-8", stream_headers, cut_at)
+
+
+def _thinking_chunk(text: str) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": [{"type": "text", "text": text}]}
+
+
+def _reasoning_deltas(rendered: _Rendered) -> list[dict[str, Any]]:
+    """The deltas that stream a reply's reasoning: its field piece by piece (with the matching
+    ``reasoning_details`` fragments, then the items' proofs whole), or its ``thinking`` chunk
+    piece by piece."""
+    if rendered.thinking_chunk is not None:
+        return [
+            {"content": [_thinking_chunk(piece)]}
+            for piece in chunk_text(rendered.thinking_chunk) or [""]
+        ]
+    deltas: list[dict[str, Any]] = []
+    for item in rendered.details or ({},):
+        key = "text" if "text" in item else "summary" if "summary" in item else None
+        frame = {k: v for k, v in item.items() if k not in ("text", "summary", "signature", "data")}
+        if key is None and item:  # an encrypted item arrives whole
+            deltas.append({"content": None, "reasoning_details": [item]})
+            continue
+        text = str(item.get(key, "")) if key is not None else rendered.reasoning or ""
+        for piece in chunk_text(text) or [""]:
+            delta: dict[str, Any] = {"content": None}
+            if rendered.field is not None:
+                delta[rendered.field] = piece
+            if item:
+                delta["reasoning_details"] = [{**frame, key: piece}]
+            deltas.append(delta)
+        if "signature" in item:
+            signed = {**frame, "text": "", "signature": item["signature"]}
+            deltas.append({"content": None, "reasoning_details": [signed]})
+    return deltas

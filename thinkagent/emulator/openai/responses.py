@@ -1,7 +1,11 @@
-"""OpenAI Responses: ``POST /v1/responses`` (scope ``openai``) and Azure's
-``POST /openai/responses?api-version=...`` and ``/openai/v1/responses`` (scope ``azure``).
-JSON and typed SSE events (``event: response.x`` + ``data: {"type": "response.x", ...,
-"sequence_number": n}``).
+"""OpenAI Responses: ``POST /v1/responses`` (scope ``openai``), Azure's
+``POST /openai/responses?api-version=...`` and ``/openai/v1/responses`` (scope ``azure``), and
+``/{dialect}/v1/responses``. JSON and typed SSE events (``event: response.x`` + ``data:
+{"type": "response.x", ..., "sequence_number": n}``). Besides OpenAI's models it serves
+DeepSeek's Responses format (``deepseek-*``: unsigned ``reasoning_text`` items, a reasoning item
+required before each call while thinking) and xAI's (``grok-*``: items without an id, sealed for
+scope ``xai``); images and files in the input are read as ``Media``, and ``text.format``
+``json_schema`` shapes the answer.
 
 A reasoning model's output is a ``reasoning`` item (``rs_...``; ``summary`` parts when
 ``reasoning.summary`` is set; ``encrypted_content`` when ``include`` asks for
@@ -44,14 +48,17 @@ from ..encoding import (
     stable_id,
 )
 from ..framework import EmulatorState, JsonReply, StreamReply, WireError, WireRequest, WireRoute
-from ..model import Call, CallResult, Conversation, Reply, Settings, ToolSpec, Turn
+from ..model import Call, CallResult, Conversation, Media, Reply, Settings, ToolSpec, Turn
 from ..signing import Signer, expand
+from .compat import DEEPSEEK_RESPONSES_MISSING
 from .rules import (
     OpenAIError,
     OpenAIProfile,
     OpenAIWire,
     brain_effort,
     check_effort,
+    file_media,
+    image_media,
     invalid_value,
     is_azure,
     missing_parameter,
@@ -91,6 +98,9 @@ _OUTPUT_ITEM_TYPES = frozenset(
     }
 )
 _STORE_LIMIT = 10_000
+#: The model families this wire serves: OpenAI's (and Azure's), DeepSeek's Responses format
+#: (unsigned ``reasoning_text`` items) and xAI's (sealed items without an id).
+_FAMILIES = frozenset({"openai", "deepseek", "xai"})
 
 
 # --- encrypted reasoning -----------------------------------------------------------------
@@ -149,6 +159,7 @@ def open_reasoning(signer: Signer, scope: str, token: str) -> tuple[str, str] | 
 
 @dataclass(frozen=True)
 class _ResponsesRequest:
+    scope: str
     model: OpenAIProfile
     model_name: str
     conversation: Conversation
@@ -253,9 +264,16 @@ class _Store:
 
 
 def _reasoning_texts(
-    items: Sequence[Mapping[str, Any]], scope: str, signer: Signer, store: _Store, stored: bool
+    items: Sequence[Mapping[str, Any]],
+    scope: str,
+    signer: Signer,
+    store: _Store,
+    stored: bool,
+    model: OpenAIProfile,
 ) -> dict[int, str]:
-    """Check the reasoning items of ``input``; returns their text by input index."""
+    """Check the reasoning items of ``input``; returns their text by input index. DeepSeek's
+    items carry their reasoning as ``reasoning_text`` content, unsigned; xAI's are sealed
+    for its own scope and need no id."""
     for index, item in enumerate(items):
         if item.get("type") == "reasoning" and not _follows(
             items[index + 1] if index + 1 < len(items) else None
@@ -269,8 +287,18 @@ def _reasoning_texts(
     for index, item in enumerate(items):
         if item.get("type") != "reasoning":
             continue
-        item_id = str(item.get("id"))
+        if model.family == "deepseek":
+            texts[index] = text_of(item.get("content"))
+            continue
+        item_id = str(item.get("id") or "")
         token = item.get("encrypted_content")
+        if model.family == "xai":
+            opened = open_reasoning(signer, scope, token) if isinstance(token, str) else None
+            if opened is None:
+                # https://github.com/NousResearch/hermes-agent/issues/32617
+                raise OpenAIError(400, "Could not decrypt the provided encrypted_content")
+            texts[index] = opened[1]
+            continue
         if isinstance(token, str) and token:
             opened = open_reasoning(signer, scope, token)
             if opened is None or opened[0] != item_id:
@@ -298,6 +326,19 @@ def _reasoning_texts(
     return texts
 
 
+def _check_deepseek(items: Sequence[Mapping[str, Any]]) -> None:
+    """DeepSeek in thinking mode: every function call (or run of parallel calls) comes right
+    after its reasoning item."""
+    for index, item in enumerate(items):
+        if item.get("type") != "function_call":
+            continue
+        before = index - 1
+        while before >= 0 and items[before].get("type") == "function_call":
+            before -= 1
+        if before < 0 or items[before].get("type") != "reasoning":
+            raise OpenAIError(400, DEEPSEEK_RESPONSES_MISSING, code="invalid_request_error")
+
+
 def _check_calls(items: Sequence[Mapping[str, Any]]) -> None:
     called: set[str] = set()
     answered: set[str] = set()
@@ -317,6 +358,18 @@ def _check_calls(items: Sequence[Mapping[str, Any]]) -> None:
         if item.get("type") == "function_call" and str(item.get("call_id")) not in answered:
             # https://github.com/tjardoo/openai-client/pull/124
             raise _input_error(f"No tool output found for function call {item.get('call_id')}.")
+
+
+def _media(content: Any, param: str) -> tuple[Media, ...]:
+    """The images and files of a message's (or a function call output's) input parts."""
+    media: list[Media] = []
+    for k, raw in enumerate(as_list(content) if isinstance(content, list) else []):
+        part = as_mapping(raw)
+        if part.get("type") == "input_image":
+            media.append(image_media(part.get("image_url"), f"{param}[{k}].image_url"))
+        elif part.get("type") == "input_file":
+            media.append(file_media(part, f"{param}[{k}]"))
+    return tuple(media)
 
 
 def _conversation(
@@ -350,7 +403,8 @@ def _conversation(
             elif role == "assistant":
                 assistant(text=content)
             else:
-                turns.append(Turn("user", text=content))
+                media = _media(item.get("content"), f"input[{index}].content")
+                turns.append(Turn("user", text=content, media=media))
         elif kind == "reasoning":
             turns.append(Turn("assistant", thinking=texts.get(index, "")))
         elif kind == "function_call":
@@ -361,7 +415,9 @@ def _conversation(
             )
             assistant(calls=(call,))
         elif kind == "function_call_output":
-            result = CallResult(str(item.get("call_id")), text_of(item.get("output")))
+            output = item.get("output")
+            media = _media(output, f"input[{index}].output")
+            result = CallResult(str(item.get("call_id")), text_of(output), media=media)
             if turns and turns[-1].role == "user" and turns[-1].results:
                 last = turns[-1]
                 turns[-1] = Turn("user", results=(*last.results, result))
@@ -370,16 +426,34 @@ def _conversation(
     return Conversation(system="\n".join(s for s in system if s), turns=tuple(turns), tools=tools)
 
 
-def _parse(request: WireRequest, scope: str, signer: Signer, store: _Store) -> _ResponsesRequest:
+def _response_schema(raw: Any) -> Mapping[str, Any] | None:
+    """The JSON schema ``text.format`` asks the answer to follow (None: free text)."""
+    text_format = mapping_or_none(as_mapping(raw).get("format"))
+    if text_format is None:
+        return None
+    kind = text_format.get("type")
+    if kind not in ("text", "json_object", "json_schema"):
+        raise invalid_value(kind, ("text", "json_schema", "json_object"), "text.format.type")
+    if kind != "json_schema":
+        return None
+    if not isinstance(text_format.get("name"), str):
+        raise missing_parameter("text.format.name")
+    return as_mapping(text_format.get("schema"))
+
+
+def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesRequest:
     body = mapping_or_none(request.body)
     if body is None:
         raise OpenAIError(400, "Invalid type for request body: expected an object.")
     raw_model = body.get("model")
     if not isinstance(raw_model, str) or not raw_model:
         raise missing_parameter("model")
-    model = openai_profile(raw_model, azure=is_azure(request))
-    if model is None or model.family != "openai":
+    model = openai_profile(
+        raw_model, azure=is_azure(request), knob=request.path_params.get("dialect")
+    )
+    if model is None or model.family not in _FAMILIES:
         raise model_not_found(raw_model)
+    scope = "azure" if is_azure(request) else "xai" if model.family == "xai" else "openai"
     previous = body.get("previous_response_id")
     if previous is not None:
         raise OpenAIError(
@@ -396,8 +470,10 @@ def _parse(request: WireRequest, scope: str, signer: Signer, store: _Store) -> _
     choice, tool_name = tool_choice(body.get("tool_choice"), nested=False)
     stored = body.get("store") is not False
     items = _items(body.get("input"))
-    texts = _reasoning_texts(items, scope, signer, store, stored)
+    texts = _reasoning_texts(items, scope, signer, store, stored, model)
     _check_calls(items)
+    if model.family == "deepseek" and brain_effort(effort)[0]:
+        _check_deepseek(items)
     instructions = body.get("instructions")
     instructions = instructions if isinstance(instructions, str) else None
     conversation = _conversation(items, texts, instructions or "", specs)
@@ -412,8 +488,10 @@ def _parse(request: WireRequest, scope: str, signer: Signer, store: _Store) -> _
         tool_choice=choice,
         tool_name=tool_name,
         parallel_tool_calls=parallel,
+        response_schema=_response_schema(body.get("text")),
     )
     return _ResponsesRequest(
+        scope=scope,
         model=model,
         model_name=raw_model,
         conversation=conversation,
@@ -463,6 +541,7 @@ class OpenAIResponsesAPI(OpenAIWire):
             WireRoute("/v1/responses", self.responses),
             WireRoute("/openai/responses", self.responses),
             WireRoute("/openai/v1/responses", self.responses),
+            WireRoute("/{dialect}/v1/responses", self.responses),
         )
 
     def stream_error(self, request: WireRequest, error: WireError, *, index: int) -> bytes:
@@ -485,8 +564,8 @@ class OpenAIResponsesAPI(OpenAIWire):
     # --- handler -----------------------------------------------------------------------
 
     def responses(self, request: WireRequest) -> JsonReply | StreamReply:
-        scope = "azure" if is_azure(request) else "openai"
-        parsed = _parse(request, scope, self.state.signer, self._store)
+        parsed = _parse(request, self.state.signer, self._store)
+        scope = parsed.scope
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest() + "\x1f" + parsed.model_name + "\x1f" + scope
         output = self._output(parsed, reply, seed, scope)
@@ -543,19 +622,7 @@ class OpenAIResponsesAPI(OpenAIWire):
     ) -> list[dict[str, Any]]:
         output: list[dict[str, Any]] = []
         if reply.thinking is not None and parsed.model.reasons:
-            item_id = hex_id("rs_", seed, "reasoning")
-            item: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": []}
-            if parsed.summary is not None and not reply.redacted:
-                item["summary"] = [
-                    {"type": "summary_text", "text": _summary_text(reply, reply.thinking)}
-                ]
-            if parsed.include_encrypted:
-                item["encrypted_content"] = seal_reasoning(
-                    self.state.signer, scope, item_id, reply.thinking
-                )
-            if parsed.store:
-                self._store.put(scope, item_id, reply.thinking)
-            output.append(item)
+            output.append(self._reasoning_item(parsed, reply, seed, scope))
         complete = reply.stop != "max_tokens"
         if reply.tool_calls:
             for index, call in enumerate(reply.tool_calls):
@@ -588,12 +655,55 @@ class OpenAIResponsesAPI(OpenAIWire):
             )
         return output
 
+    def _reasoning_item(
+        self, parsed: _ResponsesRequest, reply: Reply, seed: str, scope: str
+    ) -> dict[str, Any]:
+        """The reasoning item: OpenAI's (summary, sealed encrypted content, kept when stored),
+        DeepSeek's (its text as ``reasoning_text`` content, ``encrypted_content`` null) or
+        xAI's (no id, always sealed)."""
+        thinking = reply.thinking or ""
+        family = parsed.model.family
+        item_id = "" if family == "xai" else hex_id("rs_", seed, "reasoning")
+        item: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": []}
+        if family == "xai":
+            del item["id"]
+        if family == "deepseek":
+            item["content"] = [{"type": "reasoning_text", "text": thinking}]
+            item["encrypted_content"] = None
+            return item
+        if parsed.summary is not None and not reply.redacted:
+            item["summary"] = [{"type": "summary_text", "text": _summary_text(reply, thinking)}]
+        if parsed.include_encrypted or family == "xai":
+            item["encrypted_content"] = seal_reasoning(self.state.signer, scope, item_id, thinking)
+        if parsed.store and family == "openai":
+            self._store.put(scope, item_id, thinking)
+        return item
+
     def _stream(self, response: Mapping[str, Any], headers: Mapping[str, str]) -> StreamReply:
         events: list[bytes] = []
         cut_at: int | None = None
 
         def emit(kind: str, **fields: Any) -> None:
             events.append(sse_event(kind, {"type": kind, **fields, "sequence_number": len(events)}))
+
+        def reasoning_parts(
+            kind: str, index_key: str, parts: list[dict[str, Any]], at: Mapping[str, Any]
+        ) -> None:
+            """A reasoning item's text parts (DeepSeek's ``reasoning_text`` content) or summary
+            parts: each opened, streamed piece by piece, then done."""
+            nonlocal cut_at
+            holder = "content_part" if kind == "reasoning_text" else "reasoning_summary_part"
+            for number, part in enumerate(parts):
+                where = {**at, index_key: number}
+                emit(f"response.{holder}.added", **where, part={**part, "text": ""})
+                pieces = chunk_text(part["text"])
+                first = len(events)
+                for piece in pieces:
+                    emit(f"response.{kind}.delta", **where, delta=piece)
+                if cut_at is None:
+                    cut_at = first + max(1, len(pieces) // 2)
+                emit(f"response.{kind}.done", **where, text=part["text"])
+                emit(f"response.{holder}.done", **where, part=part)
 
         started: dict[str, Any] = {
             **response,
@@ -605,29 +715,19 @@ class OpenAIResponsesAPI(OpenAIWire):
         emit("response.created", response=started)
         emit("response.in_progress", response=started)
         for index, item in enumerate(cast("list[dict[str, Any]]", response["output"])):
-            at = {"item_id": item["id"], "output_index": index}
+            at = {"item_id": item.get("id", ""), "output_index": index}
             kind = item["type"]
             if kind == "reasoning":
+                opened = {k: item[k] for k in ("id",) if k in item}
                 emit(
                     "response.output_item.added",
-                    item={"id": item["id"], "type": "reasoning", "summary": []},
+                    item={**opened, "type": "reasoning", "summary": []},
                     output_index=index,
                 )
-                for s_index, part in enumerate(cast("list[dict[str, Any]]", item["summary"])):
-                    summary = {**at, "summary_index": s_index}
-                    emit(
-                        "response.reasoning_summary_part.added",
-                        **summary,
-                        part={"type": "summary_text", "text": ""},
-                    )
-                    pieces = chunk_text(part["text"])
-                    first = len(events)
-                    for piece in pieces:
-                        emit("response.reasoning_summary_text.delta", **summary, delta=piece)
-                    if cut_at is None:
-                        cut_at = first + max(1, len(pieces) // 2)
-                    emit("response.reasoning_summary_text.done", **summary, text=part["text"])
-                    emit("response.reasoning_summary_part.done", **summary, part=part)
+                parts = cast("list[dict[str, Any]]", item.get("content") or [])
+                reasoning_parts("reasoning_text", "content_index", parts, at)
+                summary = cast("list[dict[str, Any]]", item["summary"])
+                reasoning_parts("reasoning_summary_text", "summary_index", summary, at)
                 if cut_at is None:
                     cut_at = len(events)  # before the item (and its encrypted content) is done
                 emit("response.output_item.done", item=item, output_index=index)

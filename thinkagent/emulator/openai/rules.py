@@ -18,12 +18,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from ..encoding import as_list, as_mapping, mapping_or_none, request_id, uuid_id
+from ..encoding import as_list, as_mapping, b64decode, mapping_or_none, request_id, uuid_id
 from ..framework import BodyLimit, JsonReply, WireAPI, WireError, WireRequest
-from ..model import ToolSpec
+from ..model import Media, ToolSpec
 
 __all__ = [
     "EFFORTS",
+    "IMAGE_TYPES",
+    "KNOBS",
     "AzureError",
     "OpenAIError",
     "OpenAIProfile",
@@ -31,6 +33,8 @@ __all__ = [
     "ReasoningDialect",
     "brain_effort",
     "check_effort",
+    "file_media",
+    "image_media",
     "invalid_value",
     "is_azure",
     "missing_parameter",
@@ -47,7 +51,15 @@ __all__ = [
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 #: How a model returns its reasoning on Chat Completions.
-ReasoningDialect = Literal["hidden", "reasoning_content", "reasoning", "think_tags", "none"]
+ReasoningDialect = Literal[
+    "hidden",
+    "reasoning_content",
+    "reasoning",
+    "think_tags",
+    "reasoning_details",
+    "content_chunks",
+    "none",
+]
 
 _MISSING_KEY = (
     "You didn't provide an API key. You need to provide your API key in an Authorization header "
@@ -222,10 +234,12 @@ class OpenAIProfile:
     """What the emulator knows about a model name on the OpenAI wires.
 
     ``family`` names the provider style (``openai``, ``deepseek``, ``qwen``, ``kimi``,
-    ``router`` for OpenRouter/Ollama-style names, ``minimax``); ``dialect`` says how the
-    reasoning comes back on Chat Completions; ``efforts`` are the ``reasoning_effort``
-    values the model accepts (``None``: any valid value); ``default_effort`` applies when
-    none is sent (``"none"`` means no reasoning)."""
+    ``zai``, ``mistral``, ``xai``, ``minimax``, ``router`` for OpenRouter's
+    ``vendor/model`` names (``vendor`` says whose model it is), ``ollama`` for Ollama tags,
+    and the hosts a dialect knob picks: ``vllm``, ``groq``, ``cerebras``, ``together``);
+    ``dialect`` says how the reasoning comes back on Chat Completions; ``efforts`` are the
+    ``reasoning_effort`` values the model accepts (``None``: any valid value);
+    ``default_effort`` applies when none is sent (``"none"`` means no reasoning)."""
 
     name: str
     family: str
@@ -233,14 +247,48 @@ class OpenAIProfile:
     reasons: bool = True
     default_effort: str = "medium"
     efforts: tuple[str, ...] | None = None
+    vendor: str | None = None
 
 
-def openai_profile(name: str, *, azure: bool = False) -> OpenAIProfile | None:
-    """The model behind ``name``, or ``None`` when the name is unknown. On Azure the name
-    is a deployment: unknown names are served as an OpenAI reasoning model."""
+#: The dialect knob of the emulator's OpenAI routes (``/{dialect}/v1/chat/completions``):
+#: the family it serves whatever the model name, and how its reasoning comes back.
+KNOBS: Mapping[str, tuple[str, ReasoningDialect]] = {
+    "vllm": ("vllm", "reasoning"),
+    "sglang": ("vllm", "reasoning"),
+    "openrouter": ("router", "reasoning_details"),
+    "deepseek": ("deepseek", "reasoning_content"),
+    "moonshot": ("kimi", "reasoning_content"),
+    "kimi": ("kimi", "reasoning_content"),
+    "zai": ("zai", "reasoning_content"),
+    "mistral": ("mistral", "content_chunks"),
+    "xai": ("xai", "reasoning_content"),
+    "qwen": ("qwen", "reasoning_content"),
+    "minimax": ("minimax", "think_tags"),
+    "groq": ("groq", "reasoning"),
+    "cerebras": ("cerebras", "reasoning"),
+    "together": ("together", "reasoning"),
+    "ollama": ("ollama", "reasoning"),
+}
+
+
+def openai_profile(
+    name: str, *, azure: bool = False, knob: str | None = None
+) -> OpenAIProfile | None:
+    """The model behind ``name``, or ``None`` when the name (or the knob) is unknown. On
+    Azure the name is a deployment: unknown names are served as an OpenAI reasoning model.
+    A dialect ``knob`` (a route prefix) serves any name in that host's dialect."""
     lower = name.lower()
-    if not lower.startswith("ft:") and ("/" in name or _OLLAMA_TAG_RE.match(name)):
-        return OpenAIProfile(name, "router", "reasoning")  # before gpt-*: `gpt-oss:20b`
+    if knob is not None:
+        found = KNOBS.get(knob.lower())
+        if found is None:
+            return None
+        family, dialect = found
+        vendor = lower.split("/", 1)[0] if family == "router" and "/" in lower else None
+        return OpenAIProfile(name, family, dialect, vendor=vendor)
+    if not lower.startswith("ft:") and "/" in name:
+        return OpenAIProfile(name, "router", "reasoning_details", vendor=lower.split("/", 1)[0])
+    if not lower.startswith("ft:") and _OLLAMA_TAG_RE.match(name):
+        return OpenAIProfile(name, "ollama", "reasoning")  # before gpt-*: `gpt-oss:20b`
     if _OPENAI_RE.match(lower):
         base = lower.removeprefix("ft:")
         if _NON_REASONING_RE.match(base):
@@ -262,6 +310,15 @@ def openai_profile(name: str, *, azure: bool = False) -> OpenAIProfile | None:
         return OpenAIProfile(name, "qwen", "reasoning_content")
     if lower.startswith(("kimi-", "moonshot-")):
         return OpenAIProfile(name, "kimi", "reasoning_content")
+    if lower.startswith("glm-"):
+        return OpenAIProfile(name, "zai", "reasoning_content")
+    if lower.startswith("magistral-"):
+        return OpenAIProfile(name, "mistral", "content_chunks")
+    if lower.startswith(("mistral-", "devstral-", "ministral-")):
+        # adjustable reasoning: off unless reasoning_effort asks for it
+        return OpenAIProfile(name, "mistral", "content_chunks", default_effort="none")
+    if lower.startswith("grok-"):
+        return OpenAIProfile(name, "xai", "reasoning_content")
     if lower.startswith("minimax-"):
         return OpenAIProfile(name, "minimax", "think_tags")
     if azure:
@@ -398,3 +455,64 @@ def tool_spec(name: Any, description: Any, parameters: Any) -> ToolSpec:
         description=description if isinstance(description, str) else "",
         schema=as_mapping(parameters),
     )
+
+
+# --- media -------------------------------------------------------------------------------
+
+#: Image formats the vision models take (developers.openai.com/api/docs/guides/images-vision).
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+#: The size limit of one image.
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+_DATA_URL = re.compile(
+    r"^data:(?P<type>[\w.+-]+/[\w.+-]+)(?:;[\w=.-]+)*;base64,(?P<data>.*)$", re.S
+)
+
+
+def image_media(url: Any, param: str) -> Media:
+    """The image an ``image_url`` (Chat) or ``input_image`` (Responses) names: a data URL's
+    type and size, or the URL itself. An image of another format, or over 20 MB, is refused
+    with the service's 400 (its two wordings, as users quote them)."""
+    if not isinstance(url, str) or not url:
+        raise missing_parameter(param)
+    if not url.startswith("data:"):
+        return Media("image", "image/*", url=url)
+    media_type, size = _data_url(url, param)
+    if media_type not in IMAGE_TYPES or size > MAX_IMAGE_BYTES:
+        limit = "is below 20 MB in size and is" if size > MAX_IMAGE_BYTES else "has"
+        raise OpenAIError(
+            400,
+            f"You uploaded an unsupported image. Please make sure your image {limit} of one the "
+            "following formats: ['png', 'jpeg', 'gif', 'webp'].",
+            param=param,
+            code="invalid_image_format",
+        )
+    return Media("image", media_type, size)
+
+
+def file_media(file: Mapping[str, Any], param: str) -> Media:
+    """The document a ``file`` part (Chat) or ``input_file`` item (Responses) carries: its
+    ``file_data`` (a data URL), ``file_url`` or ``file_id``."""
+    data = file.get("file_data")
+    if isinstance(data, str) and data:
+        media_type, size = _data_url(data, f"{param}.file_data")
+        return Media("document", media_type, size)
+    for key in ("file_url", "file_id"):
+        value = file.get(key)
+        if isinstance(value, str) and value:
+            return Media("document", "application/octet-stream", url=value)
+    raise missing_parameter(f"{param}.file_data")
+
+
+def _data_url(url: str, param: str) -> tuple[str, int]:
+    """(media type, byte size) of a base64 data URL; the service's 400 when it is not one."""
+    match = _DATA_URL.match(url)
+    raw = b64decode(match.group("data")) if match is not None else None
+    if match is None or raw is None:
+        raise OpenAIError(
+            400,
+            f"Invalid '{param}'. Expected a base64-encoded data URL with a MIME type (e.g. "
+            "'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got an invalid value.",
+            param=param,
+            code="invalid_value",
+        )
+    return match.group("type").lower(), len(raw)

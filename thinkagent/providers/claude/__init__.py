@@ -17,30 +17,42 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._rules import MIN_BUDGET_TOKENS, ClaudeThinking, Effort, ThinkingDisplay, ThinkingType
+from ..._extras import needs
+from ._rules import (
+    CLAUDE_PLATFORMS,
+    MIN_BUDGET_TOKENS,
+    ClaudeThinking,
+    Effort,
+    PrefixMismatchBehavior,
+    ThinkingDisplay,
+    ThinkingType,
+)
 
 if TYPE_CHECKING:
     from .anthropic import AnthropicModel
     from .bedrock import BedrockModel
 
 __all__ = [
+    "CLAUDE_PLATFORMS",
     "MIN_BUDGET_TOKENS",
     "AnthropicModel",
     "BedrockModel",
     "ClaudeThinking",
     "Effort",
+    "PrefixMismatchBehavior",
     "ThinkingDisplay",
     "ThinkingType",
 ]
 
-_MODELS = {"AnthropicModel": ".anthropic", "BedrockModel": ".bedrock"}
+_MODELS = {"AnthropicModel": ("anthropic", ".anthropic"), "BedrockModel": ("bedrock", ".bedrock")}
 
 
 def __getattr__(name: str) -> Any:
-    module = _MODELS.get(name)
-    if module is None:
+    extra, module = _MODELS.get(name, ("", ""))
+    if not module:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    with needs(extra, name):
+        value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value
 

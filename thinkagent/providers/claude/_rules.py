@@ -1,6 +1,7 @@
-"""What the Anthropic and Bedrock adapters share: the thinking configuration, Claude's rules
-(which models think by default, tool choice, the replay policy, the current tool loop's
-thinking rule, finish reasons, usage) and `ClaudeModel`, their base class.
+"""What the Anthropic and Bedrock adapters share: the thinking configuration, the mapping of the
+one thinking knob, Claude's replay policy (scopes, model readability, preserved thinking's prefix
+check, the current tool loop's thinking rule), finish reasons, usage, and `ClaudeModel`, their
+base class.
 
 Pure Python: no vendor SDK is imported here. The user-facing names are exported by
 `thinkagent.providers.claude`.
@@ -8,10 +9,11 @@ Pure Python: no vendor SDK is imported here. The user-facing names are exported 
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NoReturn, get_args
+
+from pydantic import JsonValue
 
 from ...errors import ConfigurationError, HistoryError
 from ...history import ForeignReasoning, for_scope
@@ -26,63 +28,109 @@ from ...messages import (
     ToolResult,
     Usage,
 )
+from ...stream import WarningEvent
 from .._common import AdapterBase, ClientT, merge_settings, tool_choice_name
-from ..base import ModelRequest, ModelSettings, ToolDefinition
+from ..base import ModelRequest, ModelSettings, Thinking, ToolDefinition, check_thinking
+from ._binding import DIGESTS, PrefixChain
+from ._models import ClaudeInfo, ThinkingKind, claude_info
 
 __all__ = [
+    "BINDING_BETA",
+    "CLAUDE_PLATFORMS",
     "MIN_BUDGET_TOKENS",
+    "OPENING",
     "ClaudeModel",
     "ClaudeThinking",
     "Effort",
+    "PrefixMismatchBehavior",
+    "Prepared",
     "ThinkingDisplay",
     "ThinkingType",
     "Turn",
     "check_effort",
     "check_max_tokens",
-    "check_thinking_first",
-    "check_tool_choice",
-    "claude_name",
     "finish_reason",
     "raise_mapped",
-    "replay_turns",
-    "stop_details",
-    "thinking_active",
     "thinks_by_default",
     "token_usage",
+    "transformations_warning",
 ]
 
-ThinkingType = Literal["adaptive", "enabled", "disabled"]
-ThinkingDisplay = Literal["summarized", "omitted"]
+ThinkingType = Literal["adaptive", "enabled", "disabled", "between_tools"]
+ThinkingDisplay = Literal["summarized", "omitted", "updates"]
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
+PrefixMismatchBehavior = Literal["error", "drop_block"]
 
 MIN_BUDGET_TOKENS = 1024
 """The smallest thinking budget Claude accepts."""
 
+BINDING_BETA = "thinking-binding-controls-2026-08-01"
+"""The beta that lets a request set `thinking.block_binding`."""
+_DISPLAY_UPDATES_BETA = "thinking-display-updates-2026-08-18"
+_INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+
+CLAUDE_PLATFORMS = frozenset(
+    {"anthropic", "bedrock", "anthropic-aws", "anthropic-vertex", "anthropic-foundry"}
+)
+"""The scopes of Claude's own platforms (the Claude API, Amazon Bedrock, Claude Platform on
+AWS, Google Cloud, Microsoft Foundry), whose thinking signatures Anthropic documents as
+compatible across them (gated by model readability, prefix and account): a Claude conversation
+may move between them and keep its thinking. Any other endpoint is a scope of its own."""
+
+OPENING = "Please go ahead."
+"""The user turn sent first when a conversation opens with the model's message (a run started
+from instructions alone): the Messages API needs a user message first. Never kept."""
+
 _TYPES: tuple[str, ...] = get_args(ThinkingType)
 _DISPLAYS: tuple[str, ...] = get_args(ThinkingDisplay)
 _EFFORTS: tuple[str, ...] = get_args(Effort)
+_BEHAVIORS: tuple[str, ...] = get_args(PrefixMismatchBehavior)
+
+_BUDGETS: Mapping[str, int] = {"low": 2048, "medium": 4096, "high": 8192, "max": 16384}
+"""The thinking budget each level of the thinking knob asks for on models that only think
+within a budget (Claude 4.5 and earlier); `True` asks for `medium`."""
+
+_BINDING = "block_binding"
+"""The `provider_details` key recording the prefix mismatch behaviour a message was produced
+with: `drop_block` must be sent on every later request of the conversation (the service does not
+remember it between requests)."""
+
+_TRANSFORMATIONS = "input_transformations"
 
 
 @dataclass(frozen=True, slots=True)
 class ClaudeThinking:
-    """How Claude thinks: adaptively, within a token budget, or not at all.
+    """How Claude thinks: adaptively, within a token budget, only between tools, or not at all.
 
     ```python
     ClaudeThinking.adaptive()                      # {"type": "adaptive"}
     ClaudeThinking.adaptive(display="omitted")     # signed blocks with empty text
+    ClaudeThinking.adaptive(prefix_mismatch_behavior="drop_block")
     ClaudeThinking.budget(4096)                    # {"type": "enabled", "budget_tokens": 4096}
+    ClaudeThinking.budget(16384, interleaved=True) # a budget for the whole tool loop
+    ClaudeThinking.between_tools()                 # Sonnet 5.5: progress updates between tools
     ClaudeThinking.disabled()                      # {"type": "disabled"}
     ```
 
-    `display` is `"summarized"` (visible reasoning) or `"omitted"` (empty text, the signature
-    still comes back and is replayed); `None` leaves the model's default. Invalid combinations
-    raise `ConfigurationError` when the object is built; the model checks the budget against
-    its `max_tokens`.
+    `display` is `"summarized"` (visible reasoning), `"omitted"` (empty text, the signature
+    still comes back and is replayed) or `"updates"` (short progress updates; beta); `None`
+    leaves the model's default. `prefix_mismatch_behavior` is what the service does with a
+    replayed block whose prefix changed on models with preserved thinking: `"error"` (a 400,
+    which thinkagent raises as `HistoryError` before sending when it can tell) or
+    `"drop_block"` (the service drops it and reports it: a `thinking_dropped` warning); `None`
+    lets thinkagent leave such blocks out before sending, with a `thinking_stripped` warning.
+    `interleaved` (with a budget) lets Claude think between tool calls, the budget then covering
+    the whole turn (it may exceed `max_tokens`). The beta headers these need are sent for you.
+
+    Invalid combinations raise `ConfigurationError` when the object is built; the model checks
+    the rest (what it accepts, the budget against its `max_tokens`) when it is built.
     """
 
     type: ThinkingType
     budget_tokens: int | None = None
     display: ThinkingDisplay | None = None
+    prefix_mismatch_behavior: PrefixMismatchBehavior | None = None
+    interleaved: bool = False
 
     def __post_init__(self) -> None:
         problem = self._problem()
@@ -91,9 +139,19 @@ class ClaudeThinking:
 
     def _problem(self) -> str | None:
         if self.type not in _TYPES:
-            return f"thinking type must be 'adaptive', 'enabled' or 'disabled', got {self.type!r}"
+            return (
+                "thinking type must be 'adaptive', 'enabled', 'disabled' or 'between_tools', "
+                f"got {self.type!r}"
+            )
         if self.display is not None and self.display not in _DISPLAYS:
-            return f"thinking display must be 'summarized' or 'omitted', got {self.display!r}"
+            return f"thinking display must be 'summarized', 'omitted' or 'updates', got {self.display!r}"
+        behavior = self.prefix_mismatch_behavior
+        if behavior is not None and behavior not in _BEHAVIORS:
+            return f"prefix_mismatch_behavior must be 'error' or 'drop_block', got {behavior!r}"
+        if behavior is not None and self.type not in ("adaptive", "enabled"):
+            return "prefix_mismatch_behavior applies to adaptive or budgeted thinking only"
+        if self.interleaved and self.type != "enabled":
+            return "interleaved applies to budgeted thinking only: adaptive thinking interleaves"
         if self.type == "enabled":
             budget = self.budget_tokens
             if budget is None:
@@ -110,24 +168,63 @@ class ClaudeThinking:
                 f"budget_tokens only applies to thinking type 'enabled', not {self.type!r}: "
                 "use ClaudeThinking.budget(tokens)"
             )
-        if self.type == "disabled" and self.display is not None:
-            return "display does not apply when thinking is disabled"
+        if self.type in ("disabled", "between_tools") and self.display is not None:
+            return f"display does not apply to thinking type {self.type!r}"
         return None
 
     @classmethod
-    def adaptive(cls, display: ThinkingDisplay | None = None) -> ClaudeThinking:
+    def adaptive(
+        cls,
+        display: ThinkingDisplay | None = None,
+        *,
+        prefix_mismatch_behavior: PrefixMismatchBehavior | None = None,
+    ) -> ClaudeThinking:
         """Claude decides when and how much to think (the default on the newest models)."""
-        return cls(type="adaptive", display=display)
+        return cls(
+            type="adaptive", display=display, prefix_mismatch_behavior=prefix_mismatch_behavior
+        )
 
     @classmethod
-    def budget(cls, tokens: int, display: ThinkingDisplay | None = None) -> ClaudeThinking:
-        """Extended thinking with a budget of `tokens` (at least 1024, below `max_tokens`)."""
-        return cls(type="enabled", budget_tokens=tokens, display=display)
+    def budget(
+        cls,
+        tokens: int,
+        display: ThinkingDisplay | None = None,
+        *,
+        interleaved: bool = False,
+        prefix_mismatch_behavior: PrefixMismatchBehavior | None = None,
+    ) -> ClaudeThinking:
+        """Extended thinking with a budget of `tokens` (at least 1024, below `max_tokens`
+        unless `interleaved`)."""
+        return cls(
+            type="enabled",
+            budget_tokens=tokens,
+            display=display,
+            interleaved=interleaved,
+            prefix_mismatch_behavior=prefix_mismatch_behavior,
+        )
+
+    @classmethod
+    def between_tools(cls) -> ClaudeThinking:
+        """No thinking up front; short signed progress updates between tool calls (Sonnet 5.5,
+        where it replaces `disabled`)."""
+        return cls(type="between_tools")
 
     @classmethod
     def disabled(cls) -> ClaudeThinking:
-        """No thinking (rejected by models that always think adaptively)."""
+        """No thinking (refused by the models that always think)."""
         return cls(type="disabled")
+
+    @property
+    def betas(self) -> tuple[str, ...]:
+        """The `anthropic-beta` values this configuration needs."""
+        betas: list[str] = []
+        if self.prefix_mismatch_behavior is not None:
+            betas.append(BINDING_BETA)
+        if self.display == "updates":
+            betas.append(_DISPLAY_UPDATES_BETA)
+        if self.interleaved:
+            betas.append(_INTERLEAVED_BETA)
+        return tuple(betas)
 
     def to_param(self) -> dict[str, Any]:
         """The wire form: `thinking` on Anthropic, `additionalModelRequestFields.thinking` on
@@ -137,6 +234,8 @@ class ClaudeThinking:
             param["budget_tokens"] = self.budget_tokens
         if self.display is not None:
             param["display"] = self.display
+        if self.prefix_mismatch_behavior is not None:
+            param["block_binding"] = {"prefix_mismatch_behavior": self.prefix_mismatch_behavior}
         return param
 
 
@@ -148,65 +247,134 @@ def check_effort(effort: str | None) -> None:
 
 
 def check_max_tokens(max_tokens: int, thinking: ClaudeThinking | None) -> None:
-    """`max_tokens` is a positive integer above the thinking budget."""
+    """`max_tokens` is a positive integer above the thinking budget (unless the thinking is
+    interleaved: the budget then covers the whole turn)."""
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
         raise ConfigurationError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-    budget = thinking.budget_tokens if thinking is not None else None
+    if thinking is None or thinking.interleaved:
+        return
+    budget = thinking.budget_tokens
     if budget is not None and budget >= max_tokens:
         raise ConfigurationError(
             f"thinking budget_tokens ({budget}) must be below max_tokens "
-            f"({max_tokens}): raise max_tokens or lower the budget"
+            f"({max_tokens}): raise max_tokens, lower the budget, or interleave the thinking "
+            "(ClaudeThinking.budget(tokens, interleaved=True))"
         )
-
-
-# Opus 4.7 and newer, every Claude 5 model, Mythos and Fable think adaptively when the request
-# has no `thinking` field (and only accept adaptive thinking).
-_CLAUDE = re.compile(
-    r"^claude-(?:(?P<family>opus|sonnet|haiku)-(?P<major>\d+)(?:-(?P<minor>\d{1,2}))?(?:-|@|$)"
-    r"|(?P<omajor>\d+)(?:-(?P<ominor>\d{1,2}))?-(?P<ofamily>opus|sonnet|haiku)"
-    r"|(?P<new>mythos|fable))"
-)
-_BEDROCK_VERSION = re.compile(r"-v\d+(?::\d+)?$")
-
-
-def claude_name(model_id: str) -> str | None:
-    """The Claude model name behind an Anthropic model name or a Bedrock model id (region
-    prefix, ARN and version suffix removed), or None when it is not a Claude model."""
-    start = model_id.find("claude-")
-    if start < 0:
-        return None
-    if start > 0 and not model_id[:start].endswith(("anthropic.", "/")):
-        return None
-    return _BEDROCK_VERSION.sub("", model_id[start:])
 
 
 def thinks_by_default(model: str) -> bool:
     """Whether `model` thinks (adaptively) when the request has no `thinking` field."""
-    name = claude_name(model)
-    if name is None:
-        return False
-    match = _CLAUDE.match(name)
-    if match is None:
-        return False
-    if match.group("new"):
-        return True
-    family = match.group("family") or match.group("ofamily")
-    major = int(match.group("major") or match.group("omajor"))
-    minor = int(match.group("minor") or match.group("ominor") or 0)
-    return major >= 5 or (family == "opus" and (major, minor) >= (4, 7))
+    info = claude_info(model)
+    return info is not None and info.thinks_by_default
 
 
-def thinking_active(thinking: ClaudeThinking | None, model: str) -> bool:
-    """Whether a request with this configuration makes `model` think."""
-    if thinking is None:
-        return thinks_by_default(model)
-    return thinking.type != "disabled"
+def _refuse(info: ClaudeInfo | None, model: str, kind: ThinkingKind) -> None:
+    """`ConfigurationError` with the service's own reason when `model` refuses thinking `kind`."""
+    reason = info.refusal(kind) if info is not None else None
+    if reason is not None:
+        raise ConfigurationError(f"{model} refuses this thinking configuration: {reason}")
 
 
-def check_tool_choice(
-    choice: str | None, *, thinking: bool, tools: Sequence[ToolDefinition]
+def _check_effort_with(
+    info: ClaudeInfo | None, kind: str | None, effort: str | None, model: str
 ) -> None:
-    """Refuse, before anything is sent, a tool choice Claude rejects."""
+    """Efforts the model refuses with this thinking: above `high` with thinking off on Opus 5
+    and with `between_tools` (Anthropic does not publish these refusals' words)."""
+    if effort not in ("xhigh", "max") or info is None:
+        return
+    if kind == "between_tools" or (kind == "disabled" and info.is_("opus", (5, 0))):
+        raise ConfigurationError(
+            f"{model} refuses effort {effort!r} with thinking {kind!r}: use 'low', 'medium' or "
+            "'high'"
+        )
+
+
+def _knob(
+    info: ClaudeInfo | None,
+    knob: Thinking,
+    config: ClaudeThinking | None,
+    effort: Effort | None,
+    max_tokens: int,
+    *,
+    scope: str,
+    model: str,
+) -> tuple[ClaudeThinking | None, Effort | None, list[WarningEvent]]:
+    """The thinking and effort a request sends for the thinking knob (`ModelSettings`), over
+    the model's own configuration (ADR 34): adaptive thinking with the level as its effort on
+    models that take it, a budget on the older ones, `disabled` where thinking can be turned
+    off. The configuration's `display`, prefix behaviour and interleaving are kept."""
+    warnings: list[WarningEvent] = []
+    display = (
+        config.display if config is not None and config.type in ("adaptive", "enabled") else None
+    )
+    behavior = config.prefix_mismatch_behavior if config is not None else None
+    if knob is False:
+        if effort in ("xhigh", "max") and info is not None and info.is_("opus", (5, 0)):
+            warnings.append(
+                _clamped(model, scope, f"effort {effort!r} with thinking off", "'high'")
+            )
+            effort = "high"
+        if info is None or info.can_disable:
+            return ClaudeThinking.disabled(), effort, warnings
+        if info.refusal("between_tools") is None:
+            note = "between_tools was used (no thinking up front, short updates between tools)"
+            warnings.append(_not_disabled(model, scope, note))
+            return ClaudeThinking.between_tools(), effort, warnings
+        warnings.append(_not_disabled(model, scope, "it keeps thinking adaptively"))
+        return ClaudeThinking.adaptive(display, prefix_mismatch_behavior=behavior), effort, warnings
+    if info is not None and not info.adaptive:
+        level = "medium" if knob is True else knob
+        budget = _BUDGETS[level]
+        interleaved = config is not None and config.interleaved
+        if not interleaved and budget >= max_tokens:
+            if max_tokens - 1 < MIN_BUDGET_TOKENS:
+                raise ConfigurationError(
+                    f"max_tokens ({max_tokens}) leaves no room for a thinking budget on {model} "
+                    f"(at least {MIN_BUDGET_TOKENS} tokens, below max_tokens): raise max_tokens"
+                )
+            warnings.append(
+                _clamped(
+                    model,
+                    scope,
+                    f"a {level!r} budget of {budget} tokens",
+                    f"{max_tokens - 1} (below max_tokens)",
+                )
+            )
+            budget = max_tokens - 1
+        thinking = ClaudeThinking.budget(
+            budget, display, interleaved=interleaved, prefix_mismatch_behavior=behavior
+        )
+        return thinking, effort, warnings
+    chosen: Effort | None = effort if knob is True else knob
+    return ClaudeThinking.adaptive(display, prefix_mismatch_behavior=behavior), chosen, warnings
+
+
+def _clamped(model: str, scope: str, asked: str, used: str) -> WarningEvent:
+    return WarningEvent(
+        code="thinking_clamped",
+        message=f"{model} cannot take {asked}; {used} was used instead",
+        scope=scope,
+    )
+
+
+def _not_disabled(model: str, scope: str, how: str) -> WarningEvent:
+    return WarningEvent(
+        code="thinking_not_disabled",
+        message=f"{model} cannot turn thinking off: {how}",
+        scope=scope,
+    )
+
+
+def _check_tool_choice(
+    choice: str | None,
+    *,
+    kind: str | None,
+    info: ClaudeInfo | None,
+    tools: Sequence[ToolDefinition],
+    model: str,
+) -> None:
+    """Refuse, before anything is sent, a tool choice Claude rejects: a forced choice with a
+    thinking budget, and on the models that refuse it on every request."""
     if choice is None or choice in ("auto", "none"):
         return
     if choice == "required":
@@ -214,11 +382,16 @@ def check_tool_choice(
             raise ConfigurationError("tool_choice 'required' needs at least one tool on offer")
     else:
         tool_choice_name(choice, tools)
-    if thinking:
+    if kind == "enabled":
         raise ConfigurationError(
-            f"tool_choice {choice!r} forces tool use, which Claude refuses while thinking is on: "
-            "use tool_choice 'auto' (or 'none'), or turn thinking off with "
-            "ClaudeThinking.disabled() on a model that allows it"
+            f"tool_choice {choice!r} forces tool use, which Claude refuses with a thinking "
+            "budget: use tool_choice 'auto' (or 'none'), or adaptive thinking on a model that "
+            "takes it"
+        )
+    if info is not None and info.refuses_forced_tools:
+        raise ConfigurationError(
+            f'{model} refuses tool_choice {choice!r}: tool_choice: type "tool" and "any" are '
+            "not supported for this model. Use tool_choice 'auto' (or 'none')"
         )
 
 
@@ -245,18 +418,6 @@ def finish_reason(raw: str | None) -> FinishReason | None:
     return _FINISH.get(raw)
 
 
-def stop_details(
-    stop_reason: str | None, stop_sequence: str | None = None
-) -> ProviderDetails | None:
-    """`provider_details` for a response: Claude's own stop reason (and stop sequence)."""
-    if stop_reason is None:
-        return None
-    details: ProviderDetails = {"finish_reason": stop_reason}
-    if stop_sequence is not None:
-        details["stop_sequence"] = stop_sequence
-    return details
-
-
 def token_usage(
     input_tokens: int | None,
     cache_read: int | None,
@@ -277,6 +438,29 @@ def token_usage(
     )
 
 
+def transformations_warning(
+    transformations: Sequence[Mapping[str, Any]], scope: str
+) -> WarningEvent | None:
+    """The `thinking_dropped` warning for a response's `input_transformations` (the thinking
+    blocks the service dropped, with why), or None when it dropped none. Types and reasons the
+    adapter does not know are reported as they are; other entries are ignored."""
+    dropped = [
+        f"{t.get('path', '?')} ({t.get('reason', 'unknown reason')})"
+        for t in transformations
+        if t.get("type") == "thinking_dropped"
+    ]
+    if not dropped:
+        return None
+    return WarningEvent(
+        code="thinking_dropped",
+        message=(
+            f"the service dropped {len(dropped)} thinking block(s) it could not use: "
+            + ", ".join(dropped)
+        ),
+        scope=scope,
+    )
+
+
 Turn = tuple[Literal["user", "assistant"], list[Part]]
 """One message to send: its role and the parts that go on the wire, in order."""
 
@@ -291,85 +475,431 @@ def _as_text(block: ThinkingBlock) -> TextPart:
     return TextPart(text=f"<thinking>\n{block.text}\n</thinking>")
 
 
-def replay_turns(
-    messages: Sequence[Message],
-    scope: str,
-    *,
-    foreign_reasoning: ForeignReasoning,
-    native_thinking: bool,
-    thinking_required: bool = False,
-) -> list[Turn]:
-    """The parts to send for `messages`, message by message, under the replay policy.
+def _sendable(part: Part) -> bool:
+    """Whether a part that is not thinking goes on the wire (Claude refuses blank text: "text
+    content blocks must contain non-whitespace text")."""
+    return not isinstance(part, TextPart) or bool(part.text.strip())
 
-    Other scopes' proofs are removed first (`for_scope`). Then, in each assistant message,
-    signed and redacted thinking stay where they are (only when `native_thinking`: a request
-    with thinking explicitly off may not carry any); thinking with no signature is never sent
-    as thinking (dropped, or sent as text with `foreign_reasoning="text"`). Empty and
-    whitespace-only text is left out, in both roles (Claude refuses it: "text content blocks
-    must contain non-whitespace text"). User messages send their tool results first, then
-    their text. Messages left empty are skipped and consecutive messages of one
-    role are merged (Claude needs alternation).
 
-    With `thinking_required` (the request will think) the result is checked against Claude's
-    rule for the current tool loop (`check_thinking_first`): `HistoryError` when it would be
-    refused.
-    """
-    turns: list[Turn] = []
-    sources: list[int] = []  # for each turn, the index of the first message it came from
-    for index, message in enumerate(
-        for_scope(messages, scope, foreign_reasoning=foreign_reasoning)
-    ):
-        parts: list[Part] = []
-        if message.role == "user":
-            texts: list[Part] = []
-            for part in message.parts:
-                if isinstance(part, ToolResult):
-                    parts.append(part)
-                elif isinstance(part, TextPart) and part.text.strip():
-                    texts.append(part)
-            parts += texts
-        else:
-            for part in message.parts:
-                if isinstance(part, ThinkingBlock):
-                    if _proven(part):
-                        if native_thinking:
-                            parts.append(part)
-                    elif foreign_reasoning == "text" and part.text.strip():
-                        parts.append(_as_text(part))
-                elif isinstance(part, TextPart):
-                    if part.text.strip():
-                        parts.append(part)
-                elif isinstance(part, ToolCall):
-                    parts.append(part)
-        if not parts:
-            continue
-        if turns and turns[-1][0] == message.role:
-            previous = turns[-1][1]
+@dataclass(slots=True)
+class _Origin:
+    """Where a thinking block to send comes from, and the prefix digest it was recorded with."""
+
+    message: int
+    part: int
+    digest: str | None
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One turn being built: its parts, and for each thinking part its origin."""
+
+    role: Literal["user", "assistant"]
+    parts: list[Part]
+    origins: list[_Origin | None]
+    source: int  # the index in the history of its first message
+
+
+@dataclass(slots=True)
+class Prepared:
+    """What one request sends, worked out once for both wires: the settings and `max_tokens`,
+    the thinking and effort (after the thinking knob), the beta flags, the turns under the
+    replay policy, the prefix chain that continues into the response (None when the model does
+    not bind thinking to its prefix), the prefix mismatch behaviour in force, and the warnings
+    to report with the response."""
+
+    settings: ModelSettings
+    max_tokens: int
+    thinking: ClaudeThinking | None
+    effort: Effort | None
+    betas: tuple[str, ...]
+    turns: list[Turn]
+    chain: PrefixChain | None
+    binding: PrefixMismatchBehavior | None
+    warnings: list[WarningEvent] = field(default_factory=list[WarningEvent])
+
+
+class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
+    """The base of both Claude adapters: the options every adapter has, and `effort` and
+    `max_tokens`, all read-only and checked before the client is built (what the model refuses,
+    with the service's own reason; the budget against `max_tokens`)."""
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        client: ClientT,
+        scope: str,
+        thinking: ClaudeThinking | None,
+        effort: Effort | None,
+        max_tokens: int,
+        foreign_reasoning: ForeignReasoning,
+        settings: ModelSettings | None,
+    ) -> None:
+        info = claude_info(model_name)
+        check_effort(effort)
+        check_max_tokens(max_tokens, thinking)
+        if settings and "max_tokens" in settings:
+            check_max_tokens(settings["max_tokens"], thinking)
+        if thinking is not None:
+            _refuse(info, model_name, thinking.type)
+        _check_effort_with(info, thinking.type if thinking else None, effort, model_name)
+        super().__init__(
+            model_name,
+            client=client,
+            scope=scope,
+            thinking=thinking,
+            foreign_reasoning=foreign_reasoning,
+            settings=settings,
+        )
+        self._info = info
+        self._effort: Effort | None = effort
+        self._max_tokens = max_tokens
+        self._compatible: frozenset[str] = (
+            CLAUDE_PLATFORMS - {scope} if scope in CLAUDE_PLATFORMS else frozenset()
+        )
+
+    @property
+    def effort(self) -> Effort | None:
+        """How much effort the model spends (`output_config.effort`), or None for its default."""
+        return self._effort
+
+    @property
+    def max_tokens(self) -> int:
+        """The default output limit (a request's `max_tokens` setting overrides it)."""
+        return self._max_tokens
+
+    def _prepare(self, request: ModelRequest, tools: Sequence[ToolDefinition]) -> Prepared:
+        """Everything one request sends but its wire shapes: `tools` are the tool declarations
+        the wire sends (they are part of the prefix thinking is bound to)."""
+        settings = merge_settings(self.settings, request.settings)
+        max_tokens = settings.get("max_tokens", self._max_tokens)
+        thinking, effort = self.thinking, self._effort
+        warnings: list[WarningEvent] = []
+        if "thinking" in settings:
+            knob = check_thinking(settings["thinking"])
+            thinking, effort, warnings = self._thinking_knob(knob, thinking, effort, max_tokens)
+        if max_tokens != self._max_tokens or thinking is not self.thinking:
+            check_max_tokens(max_tokens, thinking)
+        kind = thinking.type if thinking is not None else None
+        _check_tool_choice(
+            settings.get("tool_choice"),
+            kind=kind,
+            info=self._info,
+            tools=request.tools,
+            model=self.model_name,
+        )
+        thinking, binding = self._binding(thinking, request.messages)
+        binds = self._info is not None and self._info.binds_prefix
+        chain = PrefixChain(request.instructions, tools) if binds else None
+        turns = self._replay(
+            request.messages,
+            chain=chain,
+            binding=binding,
+            native_thinking=kind != "disabled",
+            budgeted=kind == "enabled",
+            warnings=warnings,
+        )
+        return Prepared(
+            settings=settings,
+            max_tokens=max_tokens,
+            thinking=thinking,
+            effort=effort,
+            betas=thinking.betas if thinking is not None else (),
+            turns=turns,
+            chain=chain,
+            binding=binding,
+            warnings=warnings,
+        )
+
+    def _thinking_knob(
+        self,
+        knob: Thinking,
+        thinking: ClaudeThinking | None,
+        effort: Effort | None,
+        max_tokens: int,
+    ) -> tuple[ClaudeThinking | None, Effort | None, list[WarningEvent]]:
+        """The thinking and effort a request sends for the thinking knob (`_knob`)."""
+        return _knob(
+            self._info, knob, thinking, effort, max_tokens, scope=self.scope, model=self.model_name
+        )
+
+    def _binding(
+        self, thinking: ClaudeThinking | None, messages: Sequence[Message]
+    ) -> tuple[ClaudeThinking | None, PrefixMismatchBehavior | None]:
+        """The thinking to send with the prefix mismatch behaviour in force: the configured
+        one, else `drop_block` when the conversation was run with it (it must be sent on every
+        later request) and the model binds thinking to its prefix."""
+        if thinking is not None and thinking.prefix_mismatch_behavior is not None:
+            return thinking, thinking.prefix_mismatch_behavior
+        if self._info is None or not self._info.binds_prefix:
+            return thinking, None
+        stored = any(
+            m.role == "assistant"
+            and (m.scope == self.scope or m.scope in self._compatible)
+            and (m.provider_details or {}).get(_BINDING) == "drop_block"
+            for m in messages
+        )
+        if not stored:
+            return thinking, None
+        if thinking is None:
+            return ClaudeThinking.adaptive(prefix_mismatch_behavior="drop_block"), "drop_block"
+        if thinking.type in ("adaptive", "enabled"):
+            return replace(thinking, prefix_mismatch_behavior="drop_block"), "drop_block"
+        return thinking, None
+
+    def _replay(
+        self,
+        messages: Sequence[Message],
+        *,
+        chain: PrefixChain | None,
+        binding: PrefixMismatchBehavior | None,
+        native_thinking: bool,
+        budgeted: bool,
+        warnings: list[WarningEvent],
+    ) -> list[Turn]:
+        """The turns to send for `messages`, message by message, under the replay policy.
+
+        Other scopes' proofs are removed first (`for_scope`; Claude's other platforms are
+        compatible, their opaque blocks excepted). Then, in each assistant message, signed and
+        redacted thinking stay where they are (only when `native_thinking`: a request with
+        thinking explicitly off may not carry any), unless the model cannot read the model
+        that wrote them (a `thinking_unreadable` warning); thinking with no signature is never
+        sent as thinking (dropped, or sent as text with `foreign_reasoning="text"`). Empty and
+        whitespace-only text is left out, in both roles. User messages send their tool results
+        first, then their text and media. Messages left empty are skipped and consecutive
+        messages of one role are merged (Claude needs alternation); a conversation that opens
+        with the model's message gets a user turn first (`OPENING`).
+
+        With a `chain` (the model binds thinking to its prefix) each kept block is checked
+        against the digest it was recorded with (`_check_prefix`). With `budgeted` thinking the
+        current tool loop must start with thinking (`check_thinking_first`).
+        """
+        entries: list[_Entry] = []
+        unreadable: list[str] = []
+        claude_api = self.scope == "anthropic"
+        for index, message in enumerate(
+            for_scope(
+                messages,
+                self.scope,
+                foreign_reasoning=self.foreign_reasoning,
+                compatible=self._compatible,
+            )
+        ):
+            parts: list[Part] = []
+            origins: list[_Origin | None] = []
             if message.role == "user":
-                merged = previous + parts
-                parts = [p for p in merged if isinstance(p, ToolResult)]
-                parts += [p for p in merged if not isinstance(p, ToolResult)]
-                turns[-1] = (message.role, parts)
+                results = [p for p in message.parts if isinstance(p, ToolResult)]
+                parts = [
+                    *results,
+                    *(p for p in message.parts if not isinstance(p, ToolResult) and _sendable(p)),
+                ]
+                origins = [None] * len(parts)
             else:
-                previous += parts
-            continue
-        turns.append((message.role, parts))
-        sources.append(index)
-    if thinking_required:
-        check_thinking_first(turns, sources)
-    return turns
+                native = native_thinking and self._readable(message, claude_api, unreadable, index)
+                digests = _recorded(message) if message.provider_details else []
+                ordinal = 0
+                for j, part in enumerate(message.parts):
+                    if isinstance(part, ThinkingBlock):
+                        digest = digests[ordinal] if ordinal < len(digests) else None
+                        ordinal += 1
+                        sent = self._thinking_part(part, native)
+                        if sent is not None:
+                            parts.append(sent)
+                            origins.append(_Origin(index, j, digest) if sent is part else None)
+                    elif _sendable(part):
+                        parts.append(part)
+                        origins.append(None)
+            _append(entries, message.role, parts, origins, index)
+        if unreadable:
+            warnings.append(
+                WarningEvent(
+                    code="thinking_unreadable",
+                    message=(
+                        f"{self.model_name} cannot read the thinking of "
+                        + ", ".join(unreadable)
+                        + ": it was left out of the request (the history keeps it)"
+                    ),
+                    scope=self.scope,
+                )
+            )
+        if not entries or entries[0].role != "user":
+            entries.insert(0, _Entry("user", [TextPart(text=OPENING)], [None], 0))
+        if chain is not None:
+            entries = self._check_prefix(entries, chain, binding, warnings)
+        turns: list[Turn] = [(e.role, e.parts) for e in entries]
+        if budgeted:
+            check_thinking_first(turns, [e.source for e in entries])
+        return turns
+
+    def _thinking_part(self, block: ThinkingBlock, native: bool) -> Part | None:
+        """What a thinking block of a message this scope replays goes back as: itself when it
+        carries a proof and `native` (readable, with thinking not turned off), its text with
+        `foreign_reasoning="text"` when it has no proof, else nothing."""
+        if _proven(block):
+            return block if native else None
+        if self.foreign_reasoning == "text" and block.text.strip():
+            return _as_text(block)
+        return None
+
+    def _readable(
+        self, message: Message, claude_api: bool, unreadable: list[str], index: int
+    ) -> bool:
+        """Whether this model can read the thinking of `message` (its model, and the account
+        its platform implies); noted in `unreadable` when it cannot."""
+        if self._info is None or (message.model == self.model_name and message.scope == self.scope):
+            return True
+        producer = claude_info(message.model)
+        if producer is None or not message.thinking:
+            return True
+        if not self._info.reads(producer, claude_api=claude_api):
+            unreadable.append(f"{producer} (messages[{index}])")
+            return False
+        if producer.account_bound and message.scope != self.scope:
+            unreadable.append(
+                f"{producer} on another platform (messages[{index}], another account)"
+            )
+            return False
+        return True
+
+    def _check_prefix(
+        self,
+        entries: list[_Entry],
+        chain: PrefixChain,
+        binding: PrefixMismatchBehavior | None,
+        warnings: list[WarningEvent],
+    ) -> list[_Entry]:
+        """Feed what is sent into `chain`, checking each thinking block against the digest it
+        was recorded with. A block whose prefix changed (an edited instruction, tool or earlier
+        message, a thinking block before it left out or moved) would be refused by the
+        service: it is left out of the request with a `thinking_stripped` warning (every later
+        block produced under the old prefix follows it), or refused with `HistoryError` under
+        `"error"`; under `"drop_block"` it is sent, and the service drops it and says so.
+        Blocks recorded without a digest (older histories, models without the check) go as
+        they are."""
+        stripped: list[_Origin] = []
+        kept: list[_Entry] = []
+        for entry in entries:
+            parts: list[Part] = []
+            for part, origin in zip(entry.parts, entry.origins, strict=True):
+                if isinstance(part, ThinkingBlock) and origin is not None:
+                    expected = chain.block()
+                    if binding != "drop_block" and origin.digest not in (None, expected):
+                        if binding == "error":
+                            raise HistoryError(
+                                _MISMATCH, message_index=origin.message, part_index=origin.part
+                            )
+                        stripped.append(origin)
+                        continue
+                    chain.keep(part)
+                elif not isinstance(part, ThinkingBlock):
+                    chain.add(entry.role, part)
+                parts.append(part)
+            if parts:
+                _append(kept, entry.role, parts, [None] * len(parts), entry.source)
+        if stripped:
+            first = stripped[0]
+            warnings.append(
+                WarningEvent(
+                    code="thinking_stripped",
+                    message=(
+                        f"{len(stripped)} thinking block(s) were left out of the request, from "
+                        f"messages[{first.message}].parts[{first.part}] on: what came before "
+                        "them changed since they were produced (the instructions, the tools, an "
+                        "earlier message, or a thinking block before them), so Claude would "
+                        "refuse them; the history keeps them"
+                    ),
+                    scope=self.scope,
+                )
+            )
+        return kept
+
+    def _details(
+        self,
+        prepared: Prepared | None,
+        parts: Sequence[Part],
+        stop_reason: str | None,
+        stop_sequence: str | None = None,
+        transformations: Sequence[Mapping[str, Any]] = (),
+    ) -> ProviderDetails | None:
+        """`provider_details` for a response: Claude's stop reason (and stop sequence), the
+        prefix digest of each of its thinking blocks (on models that bind thinking to its
+        prefix), the prefix mismatch behaviour it was produced with when it must be sent again,
+        and the service's `input_transformations`."""
+        details: ProviderDetails = {}
+        if stop_reason is not None:
+            details["finish_reason"] = stop_reason
+            if stop_sequence is not None:
+                details["stop_sequence"] = stop_sequence
+        if prepared is not None and prepared.chain is not None:
+            chain = prepared.chain.copy()
+            digests: list[JsonValue] = []
+            for part in parts:
+                if isinstance(part, ThinkingBlock):
+                    digests.append(chain.block())
+                    chain.keep(part)
+                elif _sendable(part):
+                    chain.add("assistant", part)
+            if digests:
+                details[DIGESTS] = digests
+        if prepared is not None and prepared.binding == "drop_block":
+            details[_BINDING] = "drop_block"
+        if transformations:
+            details[_TRANSFORMATIONS] = [dict(t) for t in transformations]
+        return details or None
+
+
+_MISMATCH = (
+    "this thinking block was produced under another prefix (the instructions, the tools or an "
+    "earlier message changed since, or a thinking block before it was left out or moved), so "
+    'Claude refuses it ("The block is bound to a different conversation"). Keep the '
+    "conversation append-only (put an update in a new message at the end), or leave "
+    "prefix_mismatch_behavior unset (thinkagent leaves such blocks out) or set it to "
+    "'drop_block'"
+)
+
+
+def _recorded(message: Message) -> list[str | None]:
+    """The prefix digests recorded with `message`, one per thinking block in order."""
+    digests = (message.provider_details or {}).get(DIGESTS)
+    if not isinstance(digests, list):
+        return []
+    return [d if isinstance(d, str) else None for d in digests]
+
+
+def _append(
+    entries: list[_Entry],
+    role: Literal["user", "assistant"],
+    parts: list[Part],
+    origins: list[_Origin | None],
+    source: int,
+) -> None:
+    """Add a message's parts as a turn, merged into the previous turn when it has the same role
+    (a user turn sends all its tool results first)."""
+    if not parts:
+        return
+    if entries and entries[-1].role == role:
+        previous = entries[-1]
+        merged = list(zip(previous.parts + parts, previous.origins + origins, strict=True))
+        if role == "user":
+            merged.sort(key=lambda pair: not isinstance(pair[0], ToolResult))
+        previous.parts = [p for p, _ in merged]
+        previous.origins = [o for _, o in merged]
+        return
+    entries.append(_Entry(role, parts, origins, source))
 
 
 def check_thinking_first(turns: Sequence[Turn], sources: Sequence[int]) -> None:
-    """Claude's rule for a request that thinks, checked before anything is sent.
+    """Claude's rule for a request with a thinking budget, checked before anything is sent.
 
     The current assistant turn is every assistant message after the last user message that is
     not only tool results (tool results continue the turn). When it has tool use, its first
     message must start with a `thinking` or `redacted_thinking` block, else Claude answers 400
     "Expected `thinking` or `redacted_thinking`, but found `tool_use`...". That happens when
     the tool loop was begun by another provider (its reasoning is not this scope's), or its
-    thinking has no valid proof (a block cut off by a stream). Raises `HistoryError` naming
-    that message (`sources[k]` is the index in the history of turn `k`'s first message).
+    thinking has no valid proof (a block cut off by a stream). Adaptive thinking relaxes the
+    rule. Raises `HistoryError` naming that message (`sources[k]` is the index in the history
+    of turn `k`'s first message).
     """
     last_user = -1
     for k, (role, parts) in enumerate(turns):
@@ -384,85 +914,12 @@ def check_thinking_first(turns: Sequence[Turn], sources: Sequence[int]) -> None:
     found = "tool_use" if isinstance(first, ToolCall) else "text"
     raise HistoryError(
         "Claude requires the assistant turn of the current tool loop to start with its own "
-        f"thinking while thinking is on, and this one starts with {found} (the loop was begun "
-        "by another provider, or its thinking has no signature valid here). Finish the turn on "
-        "the provider that started it, or continue with thinking disabled for this request "
-        "(ClaudeThinking.disabled(), on a model that accepts it)",
+        f"thinking while thinking has a budget, and this one starts with {found} (the loop was "
+        "begun by another provider, or its thinking has no signature valid here). Finish the "
+        "turn on the provider that started it, use adaptive thinking, or continue with thinking "
+        "disabled for this request (ClaudeThinking.disabled(), on a model that accepts it)",
         message_index=sources[current[0]],
     )
-
-
-class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
-    """The base of both Claude adapters: the options every adapter has, and `effort` and
-    `max_tokens`, all read-only and checked (the budget against `max_tokens`) before the
-    client is built."""
-
-    def __init__(
-        self,
-        model_name: str,
-        *,
-        client: ClientT | None,
-        default_client: Callable[[], ClientT],
-        scope: str,
-        thinking: ClaudeThinking | None,
-        effort: Effort | None,
-        max_tokens: int,
-        foreign_reasoning: ForeignReasoning,
-        settings: ModelSettings | None,
-    ) -> None:
-        check_effort(effort)
-        check_max_tokens(max_tokens, thinking)
-        if settings and "max_tokens" in settings:
-            check_max_tokens(settings["max_tokens"], thinking)
-        super().__init__(
-            model_name,
-            client=default_client() if client is None else client,
-            scope=scope,
-            thinking=thinking,
-            foreign_reasoning=foreign_reasoning,
-            settings=settings,
-        )
-        self._effort: Effort | None = effort
-        self._max_tokens = max_tokens
-        self._thinking_on = thinking_active(thinking, model_name)
-        # With no configuration the model's default decides, which the name may not tell
-        # (an inference profile ARN, a model newer than these rules): this scope's signed
-        # thinking goes back as it is (the model produced it, so it was thinking). Only an
-        # explicit `disabled` leaves it out.
-        self._replay_thinking = thinking is None or thinking.type != "disabled"
-
-    @property
-    def effort(self) -> Effort | None:
-        """How much effort the model spends (`output_config.effort`), or None for its default."""
-        return self._effort
-
-    @property
-    def max_tokens(self) -> int:
-        """The default output limit (a request's `max_tokens` setting overrides it)."""
-        return self._max_tokens
-
-    def _replay(self, messages: Sequence[Message]) -> list[Turn]:
-        """The turns to send for `messages` (see `replay_turns`), checked against Claude's
-        thinking rule when the request is known to think."""
-        return replay_turns(
-            messages,
-            self.scope,
-            foreign_reasoning=self.foreign_reasoning,
-            native_thinking=self._replay_thinking,
-            thinking_required=self._thinking_on,
-        )
-
-    def _request_settings(self, request: ModelRequest) -> tuple[ModelSettings, int]:
-        """The request's settings over the model's and the `max_tokens` to send, with both it
-        and the tool choice checked."""
-        settings = merge_settings(self.settings, request.settings)
-        max_tokens = settings.get("max_tokens", self._max_tokens)
-        if max_tokens != self._max_tokens:
-            check_max_tokens(max_tokens, self.thinking)
-        check_tool_choice(
-            settings.get("tool_choice"), thinking=self._thinking_on, tools=request.tools
-        )
-        return settings, max_tokens
 
 
 def raise_mapped(error: BaseException, cause: BaseException) -> NoReturn:

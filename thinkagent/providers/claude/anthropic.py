@@ -10,13 +10,17 @@ result = await Agent(model, tools=[get_weather]).run("What's the weather in Pari
 
 Responses become one assistant `Message` with the blocks in the order Claude returned them:
 `thinking` -> `ThinkingBlock.signed(text, signature)`, `redacted_thinking` ->
-`ThinkingBlock.redacted_payload(data)`, `text` -> `TextPart`, `tool_use` -> `ToolCall`. On
-later turns the blocks of this scope (`"anthropic"`) go back byte for byte, each in its place;
-reasoning without a valid proof is never sent as thinking. See `docs/providers/anthropic.md`.
+`ThinkingBlock.redacted_payload(data)`, `text` -> `TextPart`, `tool_use` -> `ToolCall`, and any
+other block (`compaction`, a server tool's blocks) -> `OpaqueBlock`, kept whole. On later turns
+the blocks go back byte for byte, each in its place: thinking to this scope and Claude's other
+platforms (`anthropic_scope`), opaque blocks to this scope only; reasoning without a valid proof
+is never sent as thinking. See `docs/providers/anthropic.md`.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import MappingProxyType
@@ -30,8 +34,11 @@ from pydantic import JsonValue
 from ...errors import ConfigurationError, ProviderError
 from ...history import ForeignReasoning
 from ...messages import (
+    Document,
     FinishReason,
+    Image,
     Message,
+    OpaqueBlock,
     Part,
     TextPart,
     ThinkingBlock,
@@ -39,40 +46,98 @@ from ...messages import (
     ToolResult,
     Usage,
 )
-from ...stream import ModelDelta, StreamBuilder
+from ...stream import ModelDelta, PartEnd, StreamBuilder, WarningEvent
 from .._common import (
     UNREADABLE,
     arguments_object,
     connection_error,
     copy_settings,
+    endpoint_host,
     interrupted,
     request_options,
     retryable_status,
     unreadable,
 )
-from ..base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
+from ..base import (
+    MediaSupport,
+    ModelProfile,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    ModelStreamEvent,
+)
+from ._models import claude_info
 from ._rules import (
     ClaudeModel,
     ClaudeThinking,
     Effort,
+    Prepared,
     finish_reason,
     raise_mapped,
-    stop_details,
     token_usage,
+    transformations_warning,
 )
 
-__all__ = ["DEFAULT_MAX_TOKENS", "SCOPE", "AnthropicModel"]
+__all__ = ["DEFAULT_MAX_TOKENS", "MEDIA", "SCOPE", "AnthropicModel", "anthropic_scope"]
 
 SCOPE = "anthropic"
-"""The provider scope of messages this model produces (their signatures are valid only here)."""
+"""The scope of messages from the Claude API (api.anthropic.com)."""
 
 DEFAULT_MAX_TOKENS = 8192
 """`max_tokens` when neither the model nor the request settings give one."""
+
+MEDIA = MediaSupport(
+    types=frozenset(
+        {"image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf", "text/plain"}
+    ),
+    urls=True,
+    max_bytes=32 * 1024 * 1024,
+    in_tool_results=True,
+)
+"""What the Messages API takes: JPEG, PNG, GIF and WebP images (5 MB each), PDF and plain-text
+documents, as bytes or by URL, also in tool results, within its 32 MB request limit
+(platform.claude.com/docs/en/build-with-claude/vision, …/pdf-support)."""
+
+_MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+_PLATFORMS: Mapping[str, str] = {
+    "AsyncAnthropicBedrock": "bedrock",
+    "AsyncAnthropicBedrockMantle": "bedrock",
+    "AsyncAnthropicAWS": "anthropic-aws",
+    "AsyncAnthropicVertex": "anthropic-vertex",
+    "AsyncAnthropicGoogleCloud": "anthropic-vertex",
+    "AsyncAnthropicFoundry": "anthropic-foundry",
+}
+"""The SDK's clients for Claude's cloud platforms, and their scopes."""
 
 _RETRYABLE_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 
 _SDK_ERRORS = (anthropic.APIError, anthropic.CredentialsError, TypeError, ValueError)
 """What `messages.create` raises: the API's errors, and what the SDK refuses before sending."""
+
+_INTERPRETED = frozenset({"thinking", "redacted_thinking", "text", "tool_use"})
+"""The block types that become shared parts; every other block is kept as an `OpaqueBlock`."""
+
+
+def anthropic_scope(client: object) -> str:
+    """The scope of an `anthropic` client's messages, from where it sends them.
+
+    `"anthropic"` for the Claude API (api.anthropic.com); `"bedrock"`, `"anthropic-aws"`,
+    `"anthropic-vertex"` or `"anthropic-foundry"` for the SDK's clients of Claude's cloud
+    platforms (their thinking is compatible with the Claude API's); `"anthropic@<host>"` (with
+    the port when it is not the scheme's default) for any other endpoint speaking the
+    Anthropic format: another vendor's (DeepSeek's, Kimi's, MiniMax's), a gateway, a local
+    server. Claude's thinking never goes to such an endpoint, nor its blocks to Claude.
+    """
+    for cls in type(client).__mro__:
+        platform = _PLATFORMS.get(cls.__name__)
+        if platform is not None:
+            return platform
+    base_url = getattr(client, "base_url", None)
+    if base_url is None:
+        return SCOPE
+    host = endpoint_host(base_url)
+    return SCOPE if host == "api.anthropic.com" else f"{SCOPE}@{host}"
 
 
 class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
@@ -81,15 +146,18 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
     - `client`: your `AsyncAnthropic` (its retries, timeouts and base URL apply); built from
       the environment (`ANTHROPIC_API_KEY`...) when omitted.
     - `thinking`: a `ClaudeThinking`; `None` sends no `thinking` field (the model's default:
-      the newest models think adaptively, older ones do not think).
+      the newest models think adaptively, older ones do not think). A configuration the model
+      refuses is a `ConfigurationError` with the service's reason.
     - `effort`: `output_config.effort` (`low`, `medium`, `high`, `xhigh`, `max`).
     - `max_tokens`: the default output limit (a request's `max_tokens` setting overrides it);
-      it must be above a thinking budget.
+      it must be above a thinking budget that is not interleaved.
     - `foreign_reasoning`: what happens to reasoning that cannot go back as Claude thinking
       (another provider's, or a block without a signature): `"drop"` (default) or `"text"`.
     - `settings`: default `ModelSettings`, under each request's own.
     - `extra_body`, `extra_headers`: passed through on every request (beta headers, fields the
       SDK does not name yet).
+    - `scope`: the scope of this model's messages; by default from the client
+      (`anthropic_scope`). Give one name to several endpoints that share keys.
 
     Every option is read back through a read-only property of the same name.
     """
@@ -106,12 +174,13 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         settings: ModelSettings | None = None,
         extra_body: Mapping[str, Any] | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        scope: str | None = None,
     ) -> None:
+        client = anthropic.AsyncAnthropic() if client is None else client
         super().__init__(
             model_name,
             client=client,
-            default_client=anthropic.AsyncAnthropic,
-            scope=SCOPE,
+            scope=scope or anthropic_scope(client),
             thinking=thinking,
             effort=effort,
             max_tokens=max_tokens,
@@ -120,6 +189,10 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         )
         self._extra_body = MappingProxyType(dict(extra_body or {}))
         self._extra_headers = MappingProxyType(dict(extra_headers or {}))
+        info = claude_info(model_name)
+        self._profile = ModelProfile(
+            native_output=info is not None and info.structured_output, media=MEDIA
+        )
 
     @property
     def extra_body(self) -> Mapping[str, Any]:
@@ -131,24 +204,41 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         """Headers added to every request."""
         return self._extra_headers
 
+    @property
+    def profile(self) -> ModelProfile:
+        """What this model takes beyond text: the Messages API's images and documents (`MEDIA`),
+        and native structured output (`output_config.format`, which works with thinking and
+        tools) on the models Anthropic documents it for (Claude 4.5 and newer)."""
+        return self._profile
+
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for `client.messages.create` (without `stream`).
 
         Raises `ConfigurationError` for settings Claude would refuse (a forced tool choice
-        while thinking, a thinking budget not below `max_tokens`), before anything is sent.
+        with a thinking budget, a budget not below `max_tokens`, an image over 5 MB), and
+        `HistoryError` for a history it would refuse, before anything is sent.
         """
-        settings, max_tokens = self._request_settings(request)
+        return self._build(request)[0]
+
+    def _build(self, request: ModelRequest) -> tuple[dict[str, Any], Prepared]:
+        prepared = self._prepare(request, request.tools)
+        settings = prepared.settings
         params: dict[str, Any] = {
             "model": self.model_name,
-            "max_tokens": max_tokens,
-            "messages": self.build_messages(request.messages),
+            "max_tokens": prepared.max_tokens,
+            "messages": _messages(prepared),
         }
         if request.instructions:
             params["system"] = request.instructions
-        if self.thinking is not None:
-            params["thinking"] = self.thinking.to_param()
-        if self.effort is not None:
-            params["output_config"] = {"effort": self.effort}
+        if prepared.thinking is not None:
+            params["thinking"] = prepared.thinking.to_param()
+        output_config: dict[str, Any] = {}
+        if prepared.effort is not None:
+            output_config["effort"] = prepared.effort
+        if request.output is not None and request.output.mode == "native":
+            output_config["format"] = {"type": "json_schema", "schema": request.output.schema}
+        if output_config:
+            params["output_config"] = output_config
         if request.tools:
             tools: list[dict[str, Any]] = []
             for tool in request.tools:
@@ -163,36 +253,37 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             if tool_choice is not None:
                 params["tool_choice"] = tool_choice
         copy_settings(settings, params, stop_sequences="stop_sequences")
+        headers = dict(self._extra_headers)
+        if prepared.betas:
+            given = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
+            headers["anthropic-beta"] = ",".join(dict.fromkeys([*given, *prepared.betas]))
         # This SDK has no sampling parameters; the API still reads them from the body.
         request_options(
-            params,
-            settings,
-            self._extra_body,
-            self._extra_headers,
-            body_settings=("temperature", "top_p"),
+            params, settings, self._extra_body, headers, body_settings=("temperature", "top_p")
         )
-        return params
+        return params, prepared
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
-        """The `messages` parameter for a history: this scope's thinking replayed exactly."""
-        return [
-            {"role": role, "content": [_block(part) for part in parts]}
-            for role, parts in self._replay(messages)
-        ]
+        """The `messages` parameter for a history: Claude's thinking replayed exactly."""
+        return _messages(self._prepare(ModelRequest(messages=messages), ()))
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params = self.build_request(request)
+        params, prepared = self._build(request)
         try:
             message = cast("wire.Message", await self.client.messages.create(**params))
         except _SDK_ERRORS as exc:
             raise_mapped(self.map_error(exc), exc)
         try:
-            return self.parse_response(message)
+            return self._response(message, prepared)
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
 
     def parse_response(self, message: wire.Message) -> ModelResponse:
-        """The shared form of an SDK `Message`: blocks in order, usage, finish reason."""
+        """The shared form of an SDK `Message`: blocks in order, usage, finish reason, and a
+        `thinking_dropped` warning for the blocks the service says it dropped."""
+        return self._response(message, None)
+
+    def _response(self, message: wire.Message, prepared: Prepared | None) -> ModelResponse:
         parts: list[Part] = []
         for block in message.content:
             if block.type == "thinking":
@@ -209,6 +300,16 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
                         arguments=cast("dict[str, JsonValue]", dict(block.input)),
                     )
                 )
+            else:
+                parts.append(OpaqueBlock.of(block.model_dump(mode="json", exclude_unset=True)))
+        transformations = _transformations(message)
+        warnings = [*(prepared.warnings if prepared else ())]
+        dropped = transformations_warning(transformations, self.scope)
+        if dropped is not None:
+            warnings.append(dropped)
+        details = self._details(
+            prepared, parts, message.stop_reason, message.stop_sequence, transformations
+        )
         return ModelResponse(
             Message(
                 role="assistant",
@@ -218,56 +319,44 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
                 id=message.id,
                 usage=_usage(message.usage, None),
                 finish_reason=self.map_finish_reason(message.stop_reason),
-                provider_details=stop_details(message.stop_reason, message.stop_sequence),
-            )
+                provider_details=details,
+            ),
+            warnings=tuple(warnings),
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        """Deltas as Claude streams them, then the complete `ModelResponse`. Raises
-        `StreamInterrupted` (with the unsigned partial message) when the stream ends before
-        `message_stop`, and `ProviderError` for an error event."""
-        params = self.build_request(request)
+        """Warnings, then deltas as Claude streams them with a `PartEnd` at each block's end,
+        then the complete `ModelResponse`. Raises `StreamInterrupted` (with the unsigned partial
+        message) when the stream ends before `message_stop`, and `ProviderError` for an error
+        event."""
+        params, prepared = self._build(request)
+        for warning in prepared.warnings:
+            yield warning
         try:
             events = await self.client.messages.create(**params, stream=True)
         except _SDK_ERRORS as exc:
             raise_mapped(self.map_error(exc), exc)
-        parts = StreamBuilder(json_arguments=True)
-        start: wire.Message | None = None  # the id, the model and the input counts
-        end: wire.RawMessageDeltaEvent | None = None  # the stop reason and the final counts
-        finished = False
+        parts = _Stream(self.scope)
         broken: Exception | None = None
         try:
             async with events:
                 async for event in events:
-                    if event.type == "content_block_delta":
-                        if (out := _fold_delta(parts, event)) is not None:
-                            yield out
-                    elif event.type == "content_block_start":
-                        if (out := _fold_start(parts, event)) is not None:
-                            yield out
-                    elif event.type == "content_block_stop":
-                        pass  # the block is complete as folded
-                    elif event.type == "message_start":
-                        start = event.message
-                    elif event.type == "message_delta":
-                        end = event
-                    elif event.type == "message_stop":
-                        finished = True
-                    else:  # `ping` (the SDK drops it) and types added later: no part
-                        pass
+                    if (out := parts.fold(event)) is not None:
+                        yield out
         except anthropic.APIStatusError as exc:  # an error event in the stream
             raise self.map_error(exc) from exc
         except (httpx2.HTTPError, anthropic.APIConnectionError, json.JSONDecodeError) as exc:
             broken = exc  # a dropped connection, a truncated body, an event that is not JSON
-        model = start.model if start is not None and start.model else self.model_name
-        if broken is not None or not finished:
+        model = parts.start.model if parts.start is not None and parts.start.model else None
+        model = model or self.model_name
+        if broken is not None or not parts.finished:
             reason = (
                 "the stream ended before message_stop"
                 if broken is None
                 else f"the stream broke before message_stop: {broken}"
             )
-            raise interrupted(reason, parts, scope=self.scope, model=model) from broken
-        yield ModelResponse(_streamed(parts, self.scope, model, start, end))
+            raise interrupted(reason, parts.builder, scope=self.scope, model=model) from broken
+        yield ModelResponse(parts.message(self, prepared, model), warnings=parts.warnings(prepared))
 
     def map_error(self, exc: BaseException) -> BaseException:
         """The thinkagent error for an SDK exception: `ProviderError` for the API's errors (its
@@ -314,6 +403,13 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         return finish_reason(raw)
 
 
+def _messages(prepared: Prepared) -> list[dict[str, Any]]:
+    return [
+        {"role": role, "content": [_block(part) for part in parts]}
+        for role, parts in prepared.turns
+    ]
+
+
 def _tool_choice(choice: str | None, parallel: bool | None) -> dict[str, Any] | None:
     if choice is None and parallel is None:
         return None
@@ -344,67 +440,164 @@ def _block(part: Part) -> dict[str, Any]:
             "name": part.name,
             "input": arguments_object(part),
         }
+    if isinstance(part, Image | Document):
+        return _media(part)
+    if isinstance(part, OpaqueBlock):
+        return dict(part.data)
     assert isinstance(part, ToolResult)
-    return {
-        "type": "tool_result",
-        "tool_use_id": part.call_id,
-        "content": part.content_text(),
-        "is_error": part.is_error,
-    }
+    result: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id}
+    if part.media:
+        text = part.content_text()
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
+        result["content"] = content + [_media(m) for m in part.media]
+    else:
+        result["content"] = part.content_text()
+    result["is_error"] = part.is_error
+    return result
 
 
-def _fold_delta(parts: StreamBuilder, event: wire.RawContentBlockDeltaEvent) -> ModelDelta | None:
-    """Fold a `content_block_delta` into its block: the delta to yield, or None."""
-    delta = event.delta
-    if delta.type == "text_delta":
-        return parts.text(event.index, delta.text)
-    if delta.type == "thinking_delta":
-        return parts.thinking(event.index, delta.thinking)
-    if delta.type == "signature_delta":
-        return parts.thinking(event.index, signature=delta.signature)
-    if delta.type == "input_json_delta":
-        if not parts.opened(event.index):
-            return None  # a server tool's input: its block is left out (see `_fold_start`)
-        return parts.tool_call(event.index, arguments=delta.partial_json)
-    return None  # citations_delta: the shared schema has no citations
+def _media(part: Image | Document) -> dict[str, Any]:
+    """An image or document block: its bytes as base64 (plain text as text), or its URL."""
+    if part.url is not None:
+        source: dict[str, Any] = {"type": "url", "url": part.url}
+    elif part.media_type == "text/plain":
+        assert part.data is not None
+        source = {"type": "text", "media_type": "text/plain", "data": part.data.decode()}
+    else:
+        assert part.data is not None
+        if isinstance(part, Image) and len(part.data) > _MAX_IMAGE_BYTES:
+            raise ConfigurationError(
+                f"an image of {len(part.data)} bytes is over the Messages API's limit of "
+                f"{_MAX_IMAGE_BYTES} bytes per image: resize it"
+            )
+        data = base64.b64encode(part.data).decode("ascii")
+        source = {"type": "base64", "media_type": part.media_type, "data": data}
+    block: dict[str, Any] = {"type": part.kind, "source": source}
+    if isinstance(part, Document) and part.name:
+        block["title"] = part.name
+    return block
 
 
-def _fold_start(parts: StreamBuilder, event: wire.RawContentBlockStartEvent) -> ModelDelta | None:
-    """Fold a `content_block_start`: it opens its block, and carries a tool call's id and name,
-    a redacted payload whole. Server-tool blocks are left out, as by `parse_response`."""
-    block = event.content_block
-    if block.type == "thinking":
-        # The start's signature is a placeholder (""): the real one comes in a signature_delta.
-        signature = None if block.signature == "" else block.signature
-        return parts.thinking(event.index, block.thinking, signature=signature)
-    if block.type == "text":
-        return parts.text(event.index, block.text)
-    if block.type == "tool_use":
-        arguments = json.dumps(block.input) if block.input else ""
-        return parts.tool_call(event.index, id=block.id, name=block.name, arguments=arguments)
-    if block.type == "redacted_thinking":
-        return parts.thinking(event.index, redacted=block.data)
-    return None
+def _transformations(message: wire.Message) -> list[dict[str, Any]]:
+    """The response's `input_transformations` (top level, not in this SDK's types: kept among
+    the model's extra fields), as dictionaries."""
+    raw = (message.model_extra or {}).get("input_transformations")
+    if not isinstance(raw, list):
+        return []
+    items: list[dict[str, Any]] = []
+    for item in cast("list[Any]", raw):
+        if isinstance(item, dict):
+            items.append(cast("dict[str, Any]", item))
+        elif hasattr(item, "model_dump"):
+            items.append(item.model_dump(mode="json"))
+    return items
 
 
-def _streamed(
-    parts: StreamBuilder,
-    scope: str,
-    model: str,
-    start: wire.Message | None,
-    end: wire.RawMessageDeltaEvent | None,
-) -> Message:
-    """The message a finished stream describes: its parts, and what `message_start` (the id,
-    the input counts) and `message_delta` (the stop reason, the final counts) said of it."""
-    stop_reason = end.delta.stop_reason if end is not None else None
-    return parts.message(
-        scope=scope,
-        model=model,
-        usage=_usage(start.usage if start is not None else None, end),
-        finish_reason=AnthropicModel.map_finish_reason(stop_reason),
-        id=start.id if start is not None else None,
-        provider_details=stop_details(stop_reason, end.delta.stop_sequence if end else None),
-    )
+class _Stream:
+    """One response's stream: the events folded into a `StreamBuilder`, the blocks kept whole
+    (`OpaqueBlock`), and what `message_start` (the id, the input counts, the dropped thinking)
+    and `message_delta` (the stop reason, the final counts) said."""
+
+    def __init__(self, scope: str) -> None:
+        self.builder = StreamBuilder(json_arguments=True)
+        self.scope = scope
+        self.start: wire.Message | None = None
+        self.end: wire.RawMessageDeltaEvent | None = None
+        self.finished = False
+        self.transformations: list[dict[str, Any]] = []
+        self._opaque: dict[int, dict[str, Any]] = {}
+        self._json: dict[int, str] = {}  # a block kept whole: its input's JSON so far
+
+    def fold(self, event: wire.RawMessageStreamEvent) -> ModelDelta | PartEnd | WarningEvent | None:
+        """Fold one event: the delta, part end or warning to yield, or None."""
+        if event.type == "content_block_delta":  # the hot path: one call per delta
+            delta, index = event.delta, event.index
+            if index in self._opaque:
+                self._fold_opaque(index, delta.model_dump(mode="json", exclude_unset=True))
+            elif delta.type == "thinking_delta":
+                return self.builder.thinking(index, delta.thinking)
+            elif delta.type == "text_delta":
+                return self.builder.text(index, delta.text)
+            elif delta.type == "signature_delta":
+                return self.builder.thinking(index, signature=delta.signature)
+            elif delta.type == "input_json_delta":
+                return self.builder.tool_call(index, arguments=delta.partial_json)
+            # else citations_delta: the shared schema has no citations
+            return None
+        if event.type == "content_block_start":
+            return self._start(event)
+        if event.type == "content_block_stop":
+            return self.builder.end(event.index)
+        if event.type == "message_start":
+            self.start = event.message
+            self.transformations = _transformations(event.message)
+            return transformations_warning(self.transformations, self.scope)
+        if event.type == "message_delta":
+            self.end = event
+        elif event.type == "message_stop":
+            self.finished = True
+        # else `ping` (the SDK drops it) and types added later: no part
+        return None
+
+    def _start(self, event: wire.RawContentBlockStartEvent) -> ModelDelta | None:
+        """A block's start opens it, and carries a tool call's id and name, a redacted payload
+        whole, and the first state of a block kept whole."""
+        block = event.content_block
+        index = event.index
+        if block.type == "thinking":
+            # The start's signature is a placeholder (""): the real one comes in a signature_delta.
+            signature = None if block.signature == "" else block.signature
+            return self.builder.thinking(index, block.thinking, signature=signature)
+        if block.type == "text":
+            return self.builder.text(index, block.text)
+        if block.type == "tool_use":
+            arguments = json.dumps(block.input) if block.input else ""
+            return self.builder.tool_call(index, id=block.id, name=block.name, arguments=arguments)
+        if block.type == "redacted_thinking":
+            return self.builder.thinking(index, redacted=block.data)
+        data = block.model_dump(mode="json", exclude_unset=True)
+        self._opaque[index] = data
+        self.builder.opaque(index, data)
+        return None
+
+    def _fold_opaque(self, index: int, delta: dict[str, Any]) -> None:
+        """Fold a delta into a block kept whole: `input_json_delta` fragments make its `input`,
+        the text fields of any other delta are appended to the block's fields of that name (a
+        `compaction_delta` brings the summary in `content`)."""
+        data = self._opaque[index]
+        if delta.get("type") == "input_json_delta":
+            self._json[index] = self._json.get(index, "") + str(delta.get("partial_json", ""))
+            with contextlib.suppress(ValueError):  # not whole yet
+                data["input"] = json.loads(self._json[index])
+        else:
+            for key, value in delta.items():
+                if key != "type" and isinstance(value, str):
+                    data[key] = str(data.get(key) or "") + value
+        self.builder.opaque(index, dict(data))
+
+    def warnings(self, prepared: Prepared) -> tuple[WarningEvent, ...]:
+        dropped = transformations_warning(self.transformations, self.scope)
+        return (*prepared.warnings, *((dropped,) if dropped is not None else ()))
+
+    def message(self, model: AnthropicModel, prepared: Prepared, name: str) -> Message:
+        """The message a finished stream describes."""
+        end = self.end
+        stop_reason = end.delta.stop_reason if end is not None else None
+        message = self.builder.message(
+            scope=self.scope,
+            model=name,
+            usage=_usage(self.start.usage if self.start is not None else None, end),
+            finish_reason=AnthropicModel.map_finish_reason(stop_reason),
+            id=self.start.id if self.start is not None else None,
+        )
+        details = model._details(  # pyright: ignore[reportPrivateUsage]
+            prepared,
+            message.parts,
+            stop_reason,
+            end.delta.stop_sequence if end is not None else None,
+            self.transformations,
+        )
+        return message.model_copy(update={"provider_details": details})
 
 
 def _usage(start: wire.Usage | None, end: wire.RawMessageDeltaEvent | None) -> Usage:

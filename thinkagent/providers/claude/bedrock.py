@@ -1,4 +1,5 @@
-"""`BedrockModel`: Claude's thinking on AWS Bedrock through boto3's Converse API.
+"""`BedrockModel`: reasoning models on AWS Bedrock through boto3's Converse API: Claude, and the
+other families Converse serves (DeepSeek, OpenAI's models, Kimi, Qwen...).
 
 ```python
 from thinkagent import Agent
@@ -11,10 +12,12 @@ result = await Agent(model, tools=[get_weather]).run("What's the weather in Pari
 ```
 
 `reasoningContent.reasoningText{text, signature}` becomes `ThinkingBlock.signed(text, signature)`
-and `reasoningContent.redactedContent` (bytes) `ThinkingBlock.redacted_payload(base64)`, holding
-the standard base64 of the exact bytes (replay decodes them back). Blocks keep the order Bedrock
-returned them in and go back byte for byte to this scope (`"bedrock"`) only: Bedrock signatures
-are not valid on the Anthropic API, nor the reverse.
+(`ThinkingBlock.plain(text)` without a signature) and `reasoningContent.redactedContent` (bytes)
+`ThinkingBlock.redacted_payload(base64)`, holding the standard base64 of the exact bytes (replay
+decodes them back); Kimi's `<think>` tags in its text become thinking blocks. Blocks keep the
+order Bedrock returned them in. Each model family is its own scope with its own replay rule
+(`_families`): Claude's signed thinking goes back byte for byte, here and on Claude's other
+platforms; the other families get back only the reasoning they accept, in their own shape.
 
 boto3 is synchronous: `converse` runs in a Bedrock worker thread and each `converse_stream` is
 read by a thread of its own (`_bridge`); closing or cancelling the stream shuts the connection
@@ -27,10 +30,12 @@ import asyncio
 import base64
 import binascii
 import functools
+import hashlib
 import importlib
 import json
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+import re
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
 from contextvars import ContextVar
 from types import MappingProxyType
 from typing import Any, cast
@@ -40,7 +45,9 @@ from pydantic import JsonValue
 from ...errors import ConfigurationError, HistoryError, ProviderError
 from ...history import ForeignReasoning
 from ...messages import (
+    Document,
     FinishReason,
+    Image,
     Message,
     Part,
     TextPart,
@@ -49,7 +56,7 @@ from ...messages import (
     ToolResult,
     Usage,
 )
-from ...stream import ModelDelta, StreamBuilder
+from ...stream import ModelDelta, PartEnd, StreamBuilder, WarningEvent
 from .._common import (
     UNREADABLE,
     arguments_object,
@@ -60,19 +67,32 @@ from .._common import (
     retryable_status,
     unreadable,
 )
-from ..base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
+from .._tags import ThinkTagSplitter, split_think_tags
+from ..base import (
+    MediaSupport,
+    ModelProfile,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    ModelStreamEvent,
+    Thinking,
+    ToolDefinition,
+    clamp_thinking,
+)
 from ._bridge import ReadFailure, StreamReader, in_worker
+from ._families import BedrockFamily, bedrock_family
 from ._rules import (
     ClaudeModel,
     ClaudeThinking,
     Effort,
+    Prepared,
     finish_reason,
     raise_mapped,
-    stop_details,
     token_usage,
+    transformations_warning,
 )
 
-__all__ = ["DEFAULT_MAX_TOKENS", "SCOPE", "UNAVAILABLE_TOOL", "BedrockModel"]
+__all__ = ["DEFAULT_MAX_TOKENS", "MEDIA", "SCOPE", "UNAVAILABLE_TOOL", "BedrockModel"]
 
 # botocore ships no type information: its names are reached through `Any`.
 _botocore_exceptions: Any = importlib.import_module("botocore.exceptions")
@@ -84,7 +104,7 @@ _NoCredentialsError: type[Exception] = _botocore_exceptions.NoCredentialsError
 _NoRegionError: type[Exception] = _botocore_exceptions.NoRegionError
 
 SCOPE = "bedrock"
-"""The provider scope of messages this model produces (their signatures are valid only here)."""
+"""The scope of Claude's messages on Bedrock (other families: `bedrock-<family>@<region>`)."""
 
 DEFAULT_MAX_TOKENS = 8192
 """`inferenceConfig.maxTokens` when neither the model nor the request settings give one."""
@@ -93,6 +113,39 @@ UNAVAILABLE_TOOL = (
     "Used earlier in this conversation; not available in this request: do not call it."
 )
 """The description of a tool the history used that the request does not offer."""
+
+_IMAGE_FORMATS: Mapping[str, str] = {
+    "image/png": "png",
+    "image/jpeg": "jpeg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+}
+_DOCUMENT_FORMATS: Mapping[str, str] = {
+    "application/pdf": "pdf",
+    "text/csv": "csv",
+    "application/msword": "doc",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.ms-excel": "xls",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "text/html": "html",
+    "text/plain": "txt",
+    "text/markdown": "md",
+}
+_MAX_IMAGE_BYTES = 3_750_000
+_MAX_DOCUMENT_BYTES = 4_500_000
+
+MEDIA = MediaSupport(
+    types=frozenset({*_IMAGE_FORMATS, *_DOCUMENT_FORMATS}),
+    urls=False,
+    max_bytes=_MAX_DOCUMENT_BYTES,
+    in_tool_results=True,
+)
+"""What Converse takes for Claude: PNG, JPEG, GIF and WebP images (3.75 MB each) and PDF, CSV,
+Word, Excel, HTML, text and Markdown documents (4.5 MB each), as bytes (no URLs), also in tool
+results (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ImageBlock.html,
+…/API_runtime_DocumentBlock.html)."""
+
+_DOCUMENT_NAME = re.compile(r"[^A-Za-z0-9\s\-()\[\]]+")
 
 _RETRYABLE_CODES = frozenset(
     {
@@ -104,6 +157,9 @@ _RETRYABLE_CODES = frozenset(
         "modeltimeoutexception",
     }
 )
+
+_TRANSFORMATIONS_PATH = "/input_transformations"
+"""Asks Converse to return Claude's `input_transformations` in `additionalModelResponseFields`."""
 
 _EXTRA_HEADERS: ContextVar[Mapping[str, str] | None] = ContextVar(
     "thinkagent_bedrock_extra_headers", default=None
@@ -117,15 +173,18 @@ class BedrockModel(ClaudeModel[Any]):
     - `client`: your boto3 client (its credentials, region, retries and timeouts apply);
       built from the environment with botocore's `standard` retry mode when omitted
       (`region_name` picks the region then).
-    - `thinking`: a `ClaudeThinking`, sent as `additionalModelRequestFields.thinking`; `None`
-      leaves the model's default.
-    - `effort`: `outputConfig.effort`.
+    - `thinking`: a `ClaudeThinking` (Claude models only), sent as
+      `additionalModelRequestFields.thinking`; `None` leaves the model's default.
+    - `effort`: `outputConfig.effort` (Claude models only; `ModelSettings(thinking=...)` sets
+      any family's reasoning effort).
     - `max_tokens`: `inferenceConfig.maxTokens` (a request's `max_tokens` setting overrides it).
     - `foreign_reasoning`: `"drop"` (default) or `"text"` for reasoning that cannot go back as
-      Bedrock reasoning content (another scope's, or a block without a signature).
+      reasoning content (another scope's, or a block without a signature).
     - `settings`: default `ModelSettings`, under each request's own.
     - `additional_model_request_fields`: passed through (e.g. `{"anthropic_beta": [...]}`).
     - `extra_headers`: HTTP headers added to every request.
+    - `scope`: the scope of this model's messages; by default `"bedrock"` for Claude and
+      `"bedrock-<family>@<region>"` for the other families (`family`).
 
     Every option is read back through a read-only property of the same name.
     """
@@ -143,20 +202,38 @@ class BedrockModel(ClaudeModel[Any]):
         additional_model_request_fields: Mapping[str, Any] | None = None,
         extra_headers: Mapping[str, str] | None = None,
         region_name: str | None = None,
+        scope: str | None = None,
     ) -> None:
+        family = bedrock_family(model_name)
+        if not family.is_claude and (thinking is not None or effort is not None):
+            raise ConfigurationError(
+                f"{model_name} is not a Claude model: thinking= and effort= configure Claude; "
+                "set its reasoning with ModelSettings(thinking=...)"
+            )
+        client = _client_from_environment(region_name) if client is None else client
         super().__init__(
             model_name,
             client=client,
-            default_client=functools.partial(_client_from_environment, region_name),
-            scope=SCOPE,
+            scope=scope or _scope(family, client),
             thinking=thinking,
             effort=effort,
             max_tokens=max_tokens,
             foreign_reasoning=foreign_reasoning,
             settings=settings,
         )
+        self._family = family
         self._additional_fields = MappingProxyType(dict(additional_model_request_fields or {}))
         self._extra_headers = MappingProxyType(dict(extra_headers or {}))
+        claude = family.is_claude
+        self._profile = ModelProfile(
+            native_output=claude and self._info is not None and self._info.structured_output,
+            media=MEDIA if claude else MediaSupport(),
+        )
+
+    @property
+    def family(self) -> str:
+        """The model family (`claude`, `deepseek`, `openai`, `moonshot`...)."""
+        return self._family.name
 
     @property
     def additional_model_request_fields(self) -> Mapping[str, Any]:
@@ -168,24 +245,42 @@ class BedrockModel(ClaudeModel[Any]):
         """HTTP headers added to every request."""
         return self._extra_headers
 
+    @property
+    def profile(self) -> ModelProfile:
+        """What this model takes beyond text: for Claude, Converse's images and documents
+        (`MEDIA`) and native structured output (`outputConfig.textFormat`, with thinking and
+        tools) on Claude 4.5 and newer; the other families declare neither."""
+        return self._profile
+
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for `client.converse` / `client.converse_stream`.
 
-        Raises `ConfigurationError` for settings Claude or Converse would refuse, before
-        anything is sent.
+        Raises `ConfigurationError` for settings the model or Converse would refuse, and
+        `HistoryError` for a history it would refuse, before anything is sent.
         """
-        settings, max_tokens = self._request_settings(request)
+        return self._build(request)[0]
+
+    def _build(self, request: ModelRequest) -> tuple[dict[str, Any], Prepared]:
+        choice = merge_settings(self.settings, request.settings).get("tool_choice")
+        declared = _declared_tools(request, choice)
+        if declared and self._family.tools_refusal is not None:
+            raise ConfigurationError(
+                f"{self.model_name} refuses tools: {self._family.tools_refusal}"
+            )
+        prepared = self._prepare(request, declared)
+        settings = prepared.settings
         if settings.get("parallel_tool_calls") is False:
             raise ConfigurationError(
                 "Bedrock Converse cannot disable parallel tool calls: leave parallel_tool_calls "
                 "unset on BedrockModel"
             )
-
-        messages = self.build_messages(request.messages)
-        params: dict[str, Any] = {"modelId": self.model_name, "messages": messages}
+        params: dict[str, Any] = {
+            "modelId": self.model_name,
+            "messages": _messages(prepared, request),
+        }
         if request.instructions:
             params["system"] = [{"text": request.instructions}]
-        inference: dict[str, Any] = {"maxTokens": max_tokens}
+        inference: dict[str, Any] = {"maxTokens": prepared.max_tokens}
         copy_settings(
             settings,
             inference,
@@ -194,42 +289,96 @@ class BedrockModel(ClaudeModel[Any]):
             stop_sequences="stopSequences",
         )
         params["inferenceConfig"] = inference
-        if request.tools:
-            tool_config = _tool_config(request, settings.get("tool_choice"), messages)
-            if tool_config is not None:
-                params["toolConfig"] = tool_config
-        elif _uses_tools(messages):
-            # Converse refuses toolUse/toolResult blocks without a toolConfig ("The toolConfig
-            # field must be defined when using toolUse and toolResult content blocks."):
-            # declare the tools the history used, as unavailable.
-            params["toolConfig"] = _history_tool_config(request.messages)
+        if declared:
+            params["toolConfig"] = _tool_config(declared, choice if request.tools else None)
         additional = dict(self._additional_fields)
-        if self.thinking is not None:
-            additional["thinking"] = self.thinking.to_param()
+        output: dict[str, Any] = {}
+        if not self._family.is_claude:
+            if prepared.effort is not None and self._family.effort_field is not None:
+                additional[self._family.effort_field] = prepared.effort
+        else:
+            if prepared.thinking is not None:
+                additional["thinking"] = prepared.thinking.to_param()
+            if prepared.betas:
+                given = [b for b in additional.get("anthropic_beta", []) if b not in prepared.betas]
+                additional["anthropic_beta"] = [*given, *prepared.betas]
+            if prepared.effort is not None:
+                output["effort"] = prepared.effort
+            if prepared.binding is not None:
+                params["additionalModelResponseFieldPaths"] = [_TRANSFORMATIONS_PATH]
+        if request.output is not None and request.output.mode == "native":
+            output["textFormat"] = _text_format(request)
         if additional:
             params["additionalModelRequestFields"] = additional
-        if self.effort is not None:
-            params["outputConfig"] = {"effort": self.effort}
+        if output:
+            params["outputConfig"] = output
         for key, value in settings.get("extra_body", {}).items():
             current = params.get(key)
             if isinstance(current, dict) and isinstance(value, Mapping):
                 params[key] = {**current, **cast("Mapping[str, Any]", value)}
             else:
                 params[key] = value
-        return params
+        return params, prepared
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
-        """The Converse `messages` for a history: this scope's reasoning replayed exactly."""
-        try:
-            return [
-                {"role": role, "content": [_block(part) for part in parts]}
-                for role, parts in self._replay(messages)
-            ]
-        except binascii.Error:
-            raise _bad_payload(messages) from None
+        """The Converse `messages` for a history: each family's reasoning replayed its way."""
+        request = ModelRequest(messages=messages)
+        return _messages(self._prepare(request, _declared_tools(request, None)), request)
+
+    def _thinking_knob(
+        self,
+        knob: Thinking,
+        thinking: ClaudeThinking | None,
+        effort: Effort | None,
+        max_tokens: int,
+    ) -> tuple[ClaudeThinking | None, Effort | None, list[WarningEvent]]:
+        """Claude maps the knob as on the Claude API; the other families set their reasoning
+        effort where they have one (`reasoning_effort`: low, medium, high) and report what they
+        cannot honour (they all reason whatever is asked)."""
+        if self._family.is_claude:
+            return super()._thinking_knob(knob, thinking, effort, max_tokens)
+        warnings: list[WarningEvent] = []
+        if knob is False:
+            warnings.append(
+                WarningEvent(
+                    code="thinking_not_disabled",
+                    message=f"{self.model_name} always reasons: reasoning stays on",
+                    scope=self.scope,
+                )
+            )
+            return None, ("low" if self._family.effort_field else None), warnings
+        if knob is True:
+            return None, None, warnings
+        if self._family.effort_field is None:
+            warnings.append(
+                WarningEvent(
+                    code="thinking_clamped",
+                    message=f"{self.model_name} has no reasoning levels: {knob!r} was not sent",
+                    scope=self.scope,
+                )
+            )
+            return None, None, warnings
+        level, warning = clamp_thinking(
+            knob, ("low", "medium", "high"), scope=self.scope, model=self.model_name
+        )
+        return None, level, [warning] if warning is not None else []
+
+    def _thinking_part(self, block: ThinkingBlock, native: bool) -> Part | None:
+        """A family's own reasoning goes back in the shape it accepts (see `_families`)."""
+        replay = self._family.replay
+        if replay == "claude":
+            return super()._thinking_part(block, native)
+        if replay == "redacted":
+            return block if block.redacted is not None else None
+        if replay == "inline":
+            return TextPart(text=f"<think>\n{block.text}\n</think>") if block.text.strip() else None
+        if self.foreign_reasoning == "text" and block.text.strip():
+            return TextPart(text=f"<thinking>\n{block.text}\n</thinking>")
+        return None
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        call, settings = _prepare(self, self.client.converse, request)
+        call, prepared = self._call(self.client.converse, request)
+        settings = prepared.settings
         answer = in_worker(self.client, call)
         try:
             if "timeout" in settings:
@@ -241,16 +390,24 @@ class BedrockModel(ClaudeModel[Any]):
         except Exception as exc:
             raise_mapped(self.map_error(exc), exc)
         try:  # botocore hands back what it could parse of a body that is not JSON
-            return self.parse_response(response)
+            return self._response(response, prepared)
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
 
     def parse_response(self, response: Mapping[str, Any]) -> ModelResponse:
-        """The shared form of a `converse` response: blocks in order, usage, stop reason."""
+        """The shared form of a `converse` response: blocks in order, usage, stop reason, and a
+        `thinking_dropped` warning for the thinking the service says it dropped."""
+        return self._response(response, None)
+
+    def _response(self, response: Mapping[str, Any], prepared: Prepared | None) -> ModelResponse:
         parts: list[Part] = []
+        inline = self._family.replay == "inline"
         for block in response["output"]["message"]["content"]:
             if "text" in block:
-                parts.append(TextPart(text=block["text"]))
+                if inline:
+                    parts += _split(block["text"])
+                else:
+                    parts.append(TextPart(text=block["text"]))
             elif "reasoningContent" in block:
                 part = _reasoning(block["reasoningContent"])
                 if part is not None:
@@ -259,6 +416,11 @@ class BedrockModel(ClaudeModel[Any]):
                 use = block["toolUse"]
                 parts.append(ToolCall(id=use["toolUseId"], name=use["name"], arguments=_args(use)))
         stop_reason = cast("str | None", response.get("stopReason"))
+        transformations = _transformations(response.get("additionalModelResponseFields"))
+        warnings = [*(prepared.warnings if prepared is not None else ())]
+        dropped = transformations_warning(transformations, self.scope)
+        if dropped is not None:
+            warnings.append(dropped)
         return ModelResponse(
             Message(
                 role="assistant",
@@ -267,58 +429,53 @@ class BedrockModel(ClaudeModel[Any]):
                 model=self.model_name,
                 usage=_usage(response.get("usage")),
                 finish_reason=self.map_finish_reason(stop_reason),
-                provider_details=stop_details(stop_reason),
-            )
+                provider_details=self._details(prepared, parts, stop_reason, None, transformations),
+            ),
+            warnings=tuple(warnings),
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        """Deltas as Bedrock streams them, then the complete `ModelResponse`. Raises
-        `StreamInterrupted` (with the unsigned partial message) when the stream ends before
-        `messageStop` and `metadata`, and `ProviderError` for an exception event."""
-        call, settings = _prepare(self, self.client.converse_stream, request)
-        parts = StreamBuilder(json_arguments=True)
-        stop: Mapping[str, Any] | None = None
-        usage: Mapping[str, Any] | None = None
+        """Warnings, then deltas as Bedrock streams them with a `PartEnd` at each block's end,
+        then the complete `ModelResponse`. Raises `StreamInterrupted` (with the unsigned partial
+        message) when the stream ends before `messageStop` and `metadata`, and `ProviderError`
+        for an exception event."""
+        call, prepared = self._call(self.client.converse_stream, request)
+        for warning in prepared.warnings:
+            yield warning
+        timeout = prepared.settings.get("timeout")
+        parts = _Stream(self.scope, inline=self._family.replay == "inline")
         broken: BaseException | None = None
         try:
-            async with StreamReader(self.client, call, settings.get("timeout")) as reader:
+            async with StreamReader(self.client, call, timeout) as reader:
                 async for batch in reader:
                     for event in batch:
-                        if "contentBlockDelta" in event:
-                            if (out := _fold_delta(parts, event["contentBlockDelta"])) is not None:
-                                yield out
-                        elif "contentBlockStart" in event:
-                            if (out := _fold_start(parts, event["contentBlockStart"])) is not None:
-                                yield out
-                        elif "messageStop" in event:
-                            stop = event["messageStop"]
-                        elif "metadata" in event:
-                            usage = event["metadata"].get("usage")
-                        else:  # messageStart (the role), contentBlockStop: no part to fold
-                            pass
+                        for out in parts.fold(event):
+                            yield out
         except asyncio.TimeoutError:
-            raise _timeout(settings) from None
+            raise _timeout(prepared.settings) from None
         except ReadFailure as failure:
             if not failure.streaming or isinstance(failure.error, _ClientError):
                 raise_mapped(self.map_error(failure.error), failure.error)
             broken = failure.error  # a dropped connection, a corrupt frame
-        if stop is None or usage is None:
+        if parts.stop is None or parts.usage is None:
             reason = (
                 "the stream ended before messageStop and metadata"
                 if broken is None
                 else f"the stream broke before messageStop: {broken}"
             )
-            raise interrupted(reason, parts, scope=self.scope, model=self.model_name) from broken
-        stop_reason = stop.get("stopReason")
-        yield ModelResponse(
-            parts.message(
-                scope=self.scope,
-                model=self.model_name,
-                usage=_usage(usage),
-                finish_reason=self.map_finish_reason(stop_reason),
-                provider_details=stop_details(stop_reason),
-            )
-        )
+            raise interrupted(
+                reason, parts.builder, scope=self.scope, model=self.model_name
+            ) from broken
+        yield parts.response(self, prepared)
+
+    def _call(
+        self, method: Callable[..., Any], request: ModelRequest
+    ) -> tuple[Callable[[], Any], Prepared]:
+        """The blocking Converse call for `request` (`method` with its parameters and headers),
+        and what was prepared for it."""
+        params, prepared = self._build(request)
+        headers = _extra_headers(self.client, self._extra_headers, prepared.settings)
+        return functools.partial(_call, method, params, headers), prepared
 
     def map_error(self, exc: BaseException) -> BaseException:
         """The thinkagent error for a boto3/botocore exception: `ProviderError` for the
@@ -359,6 +516,15 @@ class BedrockModel(ClaudeModel[Any]):
         return finish_reason(raw)
 
 
+def _scope(family: BedrockFamily, client: Any) -> str:
+    """`bedrock` for Claude; `bedrock-<family>@<region>` for the other families (their reasoning
+    is readable only by its issuer, Kimi K3's only in the region that made it)."""
+    if family.is_claude:
+        return SCOPE
+    region = getattr(getattr(client, "meta", None), "region_name", None)
+    return f"{SCOPE}-{family.name}@{region}" if region else f"{SCOPE}-{family.name}"
+
+
 def _client_from_environment(region_name: str | None) -> Any:
     """A `bedrock-runtime` client from the environment. Its retries are the ones the
     environment or the AWS profile chooses (`AWS_RETRY_MODE`, `retry_mode`: `adaptive` adds
@@ -376,17 +542,6 @@ def _client_from_environment(region_name: str | None) -> Any:
         raise ConfigurationError(
             "no AWS region: set AWS_REGION (or AWS_DEFAULT_REGION), or pass region_name=..."
         ) from exc
-
-
-def _prepare(
-    model: BedrockModel, method: Callable[..., Any], request: ModelRequest
-) -> tuple[Callable[[], Any], ModelSettings]:
-    """The blocking Converse call for `request` (`method` with its parameters and headers), and
-    the request's settings."""
-    params = model.build_request(request)
-    settings = merge_settings(model.settings, request.settings)
-    headers = _extra_headers(model.client, model.extra_headers, settings)
-    return functools.partial(_call, method, params, headers), settings
 
 
 def _call(method: Callable[..., Any], params: dict[str, Any], headers: Any) -> Any:
@@ -421,60 +576,74 @@ def _add_extra_headers(request: Any, **_: Any) -> None:
             request.headers[name] = value
 
 
-def _tool_config(
-    request: ModelRequest, choice: str | None, messages: list[dict[str, Any]]
-) -> dict[str, Any] | None:
-    tools: list[dict[str, Any]] = []
-    for tool in request.tools:
-        spec: dict[str, Any] = {"name": tool.name, "inputSchema": {"json": tool.parameters}}
-        if tool.description:
-            spec["description"] = tool.description
-        tools.append({"toolSpec": spec})
-    config: dict[str, Any] = {"tools": tools}
-    if choice is None or choice == "auto":
-        return config
-    if choice == "none":
-        # Converse has no "none" choice: offer no tools, unless the history uses some (then
-        # Converse requires the tool configuration).
-        if _uses_tools(messages):
+def _declared_tools(request: ModelRequest, choice: str | None) -> tuple[ToolDefinition, ...]:
+    """The tools a request declares: those on offer, none for `tool_choice="none"` (Converse
+    has no such choice), and for a request that offers none over a history that used some, each
+    tool the history named, as unavailable: Converse refuses toolUse and toolResult blocks
+    without a `toolConfig` ("The toolConfig field must be defined when using toolUse and
+    toolResult content blocks."). Derived from the history alone, so every request of a
+    conversation declares the same tools (they are part of the prefix Claude binds thinking to).
+    """
+    used = _used_tools(request.messages)
+    if request.tools:
+        if choice != "none":
+            return tuple(request.tools)
+        if used:
             raise ConfigurationError(
                 "Bedrock Converse has no tool_choice 'none', and a history with tool calls needs "
                 "the tools offered: use tool_choice 'auto'"
             )
-        return None
-    config["toolChoice"] = {"any": {}} if choice == "required" else {"tool": {"name": choice}}
-    return config
-
-
-def _uses_tools(messages: list[dict[str, Any]]) -> bool:
-    return any(
-        "toolUse" in block or "toolResult" in block
-        for message in messages
-        for block in message["content"]
+        return ()
+    return tuple(
+        ToolDefinition(name, UNAVAILABLE_TOOL, {"type": "object", "properties": {}})
+        for name in used
     )
 
 
-def _history_tool_config(messages: Sequence[Message]) -> dict[str, Any]:
-    """A `toolConfig` for a request that offers no tools over a history that used some: each
-    tool named in the history, with an empty object schema and a description saying it is
-    not available."""
+def _used_tools(messages: Sequence[Message]) -> list[str]:
     names: dict[str, None] = {}
     for message in messages:
         for part in message.parts:
             if isinstance(part, ToolCall | ToolResult):
                 names.setdefault(part.name, None)
-    return {
-        "tools": [
-            {
-                "toolSpec": {
-                    "name": name,
-                    "description": UNAVAILABLE_TOOL,
-                    "inputSchema": {"json": {"type": "object", "properties": {}}},
-                }
-            }
-            for name in names
-        ]
+    return list(names)
+
+
+def _tool_config(tools: Sequence[ToolDefinition], choice: str | None) -> dict[str, Any]:
+    specs: list[dict[str, Any]] = []
+    for tool in tools:
+        spec: dict[str, Any] = {"name": tool.name, "inputSchema": {"json": tool.parameters}}
+        if tool.description:
+            spec["description"] = tool.description
+        specs.append({"toolSpec": spec})
+    config: dict[str, Any] = {"tools": specs}
+    if choice == "required":
+        config["toolChoice"] = {"any": {}}
+    elif choice not in (None, "auto", "none"):
+        config["toolChoice"] = {"tool": {"name": choice}}
+    return config
+
+
+def _text_format(request: ModelRequest) -> dict[str, Any]:
+    """`outputConfig.textFormat` for native structured output (the schema goes as JSON text)."""
+    assert request.output is not None
+    schema: dict[str, Any] = {
+        "schema": json.dumps(request.output.schema),
+        "name": request.output.name,
     }
+    if request.output.description:
+        schema["description"] = request.output.description
+    return {"type": "json_schema", "structure": {"jsonSchema": schema}}
+
+
+def _messages(prepared: Prepared, request: ModelRequest) -> list[dict[str, Any]]:
+    try:
+        return [
+            {"role": role, "content": [_block(part) for part in parts]}
+            for role, parts in prepared.turns
+        ]
+    except binascii.Error:
+        raise _bad_payload(request.messages) from None
 
 
 def _block(part: Part) -> dict[str, Any]:
@@ -494,7 +663,9 @@ def _block(part: Part) -> dict[str, Any]:
         return {
             "toolUse": {"toolUseId": part.id, "name": part.name, "input": arguments_object(part)}
         }
-    assert isinstance(part, ToolResult)
+    if isinstance(part, Image | Document):
+        return _media(part)
+    assert isinstance(part, ToolResult), part
     content = part.content
     if isinstance(content, dict):
         items: list[dict[str, Any]] = [{"json": content}]
@@ -503,6 +674,7 @@ def _block(part: Part) -> dict[str, Any]:
         # A blank text block is refused where Converse checks it: an empty result goes as
         # no content at all.
         items = [{"text": text}] if text.strip() else []
+    items += [_media(m) for m in part.media]
     return {
         "toolResult": {
             "toolUseId": part.call_id,
@@ -510,6 +682,45 @@ def _block(part: Part) -> dict[str, Any]:
             "status": "error" if part.is_error else "success",
         }
     }
+
+
+def _media(part: Image | Document) -> dict[str, Any]:
+    """An `image` or `document` block with its bytes (Converse takes no URLs)."""
+    if part.data is None:
+        raise ConfigurationError(
+            f"Bedrock Converse takes no {part.kind} by URL ({part.url}): give the bytes"
+        )
+    media_type = part.media_type or ""
+    size = len(part.data)
+    if isinstance(part, Image):
+        limit, formats = _MAX_IMAGE_BYTES, _IMAGE_FORMATS
+    else:
+        limit, formats = _MAX_DOCUMENT_BYTES, _DOCUMENT_FORMATS
+    if media_type not in formats:
+        raise ConfigurationError(f"Bedrock Converse takes no {part.kind} of type {media_type!r}")
+    if size > limit:
+        raise ConfigurationError(
+            f"the {part.kind} has {size} bytes, over Converse's limit of {limit} per {part.kind}"
+        )
+    if isinstance(part, Image):
+        return {"image": {"format": formats[media_type], "source": {"bytes": part.data}}}
+    document = {
+        "format": formats[media_type],
+        "name": _document_name(part),
+        "source": {"bytes": part.data},
+    }
+    return {"document": document}
+
+
+def _document_name(part: Document) -> str:
+    """The document's name as Converse requires it (letters, digits, single spaces, hyphens,
+    parentheses and square brackets), or one derived from its bytes: the same document always
+    gets the same name, so a replayed conversation does not change."""
+    name = " ".join(_DOCUMENT_NAME.sub("-", part.name or "").split())
+    if not name:
+        assert part.data is not None
+        name = f"document-{hashlib.sha256(part.data).hexdigest()[:12]}"
+    return name[:200]
 
 
 def _bad_payload(messages: Sequence[Message]) -> HistoryError:
@@ -529,33 +740,127 @@ def _bad_payload(messages: Sequence[Message]) -> HistoryError:
     return HistoryError("a Bedrock redacted reasoning payload is not valid base64", message_index=0)
 
 
-def _fold_delta(parts: StreamBuilder, body: Mapping[str, Any]) -> ModelDelta | None:
-    """Fold a `contentBlockDelta` into its block: the delta to yield, or None."""
-    index = body["contentBlockIndex"]
-    delta = body["delta"]
-    if "text" in delta:
-        return parts.text(index, delta["text"])
-    if "reasoningContent" in delta:
-        reasoning = delta["reasoningContent"]
-        if "text" in reasoning:
-            return parts.thinking(index, reasoning["text"])
-        if "signature" in reasoning:
-            return parts.thinking(index, signature=reasoning["signature"])
-        if "redactedContent" in reasoning:
-            return parts.thinking(index, redacted=_b64(reasoning["redactedContent"]))
-        return None  # a reasoning field this adapter does not know
-    if "toolUse" in delta:
-        return parts.tool_call(index, arguments=delta["toolUse"].get("input") or "")
-    return None  # content the shared schema has no part for (citations...)
+def _split(text: str) -> list[Part]:
+    """A text block with its reasoning inline (Kimi), as thinking and text parts."""
+    return [
+        ThinkingBlock.plain(segment) if thinking else TextPart(text=segment)
+        for thinking, segment in split_think_tags(text)
+    ]
 
 
-def _fold_start(parts: StreamBuilder, body: Mapping[str, Any]) -> ModelDelta | None:
-    """Fold a `contentBlockStart`: a tool call's carries its id and name; other blocks open
-    with their first delta."""
-    use = body["start"].get("toolUse")
-    if use is None:
-        return None
-    return parts.tool_call(body["contentBlockIndex"], id=use["toolUseId"], name=use["name"])
+def _transformations(fields: object) -> list[dict[str, Any]]:
+    """Claude's `input_transformations`, from `additionalModelResponseFields`."""
+    raw = (
+        cast("Mapping[str, Any]", fields).get("input_transformations")
+        if isinstance(fields, Mapping)
+        else None
+    )
+    if not isinstance(raw, list):
+        return []
+    return [cast("dict[str, Any]", t) for t in cast("list[Any]", raw) if isinstance(t, dict)]
+
+
+class _Stream:
+    """One response's stream: its events folded into a `StreamBuilder` (a text block of a
+    family that reasons inline split by its tags, each side of a tag a part of its own), and
+    what `messageStop` and `metadata` said."""
+
+    def __init__(self, scope: str, *, inline: bool) -> None:
+        self.builder = StreamBuilder(json_arguments=True)
+        self.scope = scope
+        self.transformations: list[dict[str, Any]] = []
+        self.stop: Mapping[str, Any] | None = None
+        self.usage: Mapping[str, Any] | None = None
+        self._splitters: dict[int, ThinkTagSplitter] | None = {} if inline else None
+        self._keys: dict[int, list[Hashable]] = {}
+
+    def fold(self, event: Mapping[str, Any]) -> list[ModelDelta | PartEnd | WarningEvent]:
+        """The deltas, part ends and warnings one event gives (the thinking the service
+        dropped is known at `messageStop`)."""
+        if "contentBlockDelta" in event:
+            out = self._delta(event["contentBlockDelta"])
+        elif "contentBlockStart" in event:
+            out = self._start(event["contentBlockStart"])
+        elif "contentBlockStop" in event:
+            out = self._end(event["contentBlockStop"]["contentBlockIndex"])
+        elif "messageStop" in event:
+            stop: Mapping[str, Any] = event["messageStop"]
+            self.stop = stop
+            self.transformations = _transformations(stop.get("additionalModelResponseFields"))
+            out = [transformations_warning(self.transformations, self.scope)]
+        elif "metadata" in event:
+            self.usage = event["metadata"].get("usage")
+            out = []
+        else:  # messageStart (the role): no part
+            out = []
+        return [o for o in out if o is not None]
+
+    def _delta(self, body: Mapping[str, Any]) -> list[ModelDelta | PartEnd | WarningEvent | None]:
+        index = body["contentBlockIndex"]
+        delta = body["delta"]
+        if "text" in delta:
+            if self._splitters is not None:
+                splitter = self._splitters.setdefault(index, ThinkTagSplitter())
+                return [self._segment(index, s) for s in splitter.feed(delta["text"])]
+            return [self.builder.text(index, delta["text"])]
+        if "reasoningContent" in delta:
+            reasoning = delta["reasoningContent"]
+            if "text" in reasoning:
+                return [self.builder.thinking(index, reasoning["text"])]
+            if "signature" in reasoning:
+                return [self.builder.thinking(index, signature=reasoning["signature"])]
+            if "redactedContent" in reasoning:
+                return [self.builder.thinking(index, redacted=_b64(reasoning["redactedContent"]))]
+            return []  # a reasoning field this adapter does not know
+        if "toolUse" in delta:
+            return [self.builder.tool_call(index, arguments=delta["toolUse"].get("input") or "")]
+        return []  # content the shared schema has no part for (citations...)
+
+    def _segment(self, index: int, segment: tuple[int, bool, str]) -> ModelDelta | None:
+        number, thinking, text = segment
+        key = (index, number)
+        keys = self._keys.setdefault(index, [])
+        if key not in keys:
+            keys.append(key)
+        return self.builder.thinking(key, text) if thinking else self.builder.text(key, text)
+
+    def _start(self, body: Mapping[str, Any]) -> list[ModelDelta | PartEnd | WarningEvent | None]:
+        """A tool call's start carries its id and name; other blocks open with their first
+        delta."""
+        use = body["start"].get("toolUse")
+        if use is None:
+            return []
+        index = body["contentBlockIndex"]
+        return [self.builder.tool_call(index, id=use["toolUseId"], name=use["name"])]
+
+    def _end(self, index: int) -> list[ModelDelta | PartEnd | WarningEvent | None]:
+        splitter = self._splitters.pop(index, None) if self._splitters is not None else None
+        if splitter is None:
+            return [self.builder.end(index)]
+        out: list[ModelDelta | PartEnd | WarningEvent | None] = [
+            self._segment(index, s) for s in splitter.end()
+        ]
+        return out + [self.builder.end(key) for key in self._keys.pop(index, [])]
+
+    def response(self, model: BedrockModel, prepared: Prepared) -> ModelResponse:
+        """The response a finished stream describes."""
+        assert self.stop is not None
+        stop_reason = self.stop.get("stopReason")
+        transformations = self.transformations
+        message = self.builder.message(
+            scope=model.scope,
+            model=model.model_name,
+            usage=_usage(self.usage),
+            finish_reason=model.map_finish_reason(stop_reason),
+        )
+        details = model._details(  # pyright: ignore[reportPrivateUsage]
+            prepared, message.parts, stop_reason, None, transformations
+        )
+        dropped = transformations_warning(transformations, model.scope)
+        return ModelResponse(
+            message.model_copy(update={"provider_details": details}),
+            warnings=(*prepared.warnings, *((dropped,) if dropped is not None else ())),
+        )
 
 
 def _args(use: Mapping[str, Any]) -> dict[str, JsonValue] | str:

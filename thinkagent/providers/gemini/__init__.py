@@ -11,8 +11,17 @@ The adapter is in `generate.py`; the rules it follows (thinking checks, which si
 accepts, signature encoding, finish reasons) in `_rules.py`. See `docs/providers/gemini.md`.
 """
 
-from ._rules import SKIP_SIGNATURE, GeminiThinking, MissingSignature, ReplayThoughts, ThinkingLevel
-from .generate import DEFAULT_MAX_RETRIES, GeminiModel
+from ..._extras import needs
+
+with needs("gemini", "GeminiModel"):
+    from ._rules import (
+        SKIP_SIGNATURE,
+        GeminiThinking,
+        MissingSignature,
+        ReplayThoughts,
+        ThinkingLevel,
+    )
+    from .generate import DEFAULT_MAX_RETRIES, GeminiModel
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",

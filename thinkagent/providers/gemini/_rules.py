@@ -12,6 +12,7 @@ import base64
 import binascii
 import functools
 import hashlib
+import mimetypes
 import re
 import uuid
 from collections.abc import Mapping
@@ -19,7 +20,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 from ...errors import ConfigurationError
-from ...messages import FinishReason
+from ...messages import Document, FinishReason, Image
+from ...stream import WarningEvent
+from .. import base
+from ..base import MediaSupport, ModelProfile, Thinking, clamp_thinking
 
 __all__ = [
     "GENERATED_ID",
@@ -35,9 +39,13 @@ __all__ = [
     "finish_reason",
     "gemini_version",
     "generated_call_id",
+    "media_problem",
+    "media_type",
+    "model_profile",
     "signature_generation",
     "signatures_carry_over",
     "thinking_for_model",
+    "thinking_for_setting",
 ]
 
 ThinkingLevel = Literal["MINIMAL", "LOW", "MEDIUM", "HIGH", "XHIGH"]
@@ -202,6 +210,172 @@ def thinking_for_model(model: str, thinking: GeminiThinking | None) -> GeminiThi
     if thinking.include_thoughts is not None:
         return thinking
     return replace(thinking, include_thoughts=thinking.thinks and _thinks(version))
+
+
+def _levels(version: tuple[int, int, str]) -> tuple[base.ThinkingLevel, ...]:
+    """The shared levels a Gemini 3 model takes (Vertex AI's thinking guide, per model):
+    Gemini 3 Pro `LOW` and `HIGH`; every later one `LOW`, `MEDIUM` and `HIGH` (the Flash
+    models up to 3.6 also `MINIMAL`, which has no shared level). None takes more than
+    `HIGH`."""
+    if version[:2] == (3, 0) and version[2].startswith("pro"):
+        return ("low", "high")
+    return ("low", "medium", "high")
+
+
+def _has_minimal(version: tuple[int, int, str]) -> bool:
+    """Whether a Gemini 3 model takes `MINIMAL`: the Flash and Flash-Lite models up to 3.6."""
+    return version[2].startswith("flash") and version[:2] <= (3, 6)
+
+
+_BUDGETS: Mapping[str, int] = {"low": 1024, "medium": 8192, "high": 24576}
+"""Gemini 2.5 thinking budgets for the shared levels; `max` is the model's most."""
+
+
+def _max_budget(version: tuple[int, int, str] | None) -> int:
+    """The largest budget a Gemini 2.5 model takes: 32,768 on Pro, 24,576 on Flash and
+    Flash-Lite (ai.google.dev/gemini-api/docs/thinking)."""
+    return 32768 if version is not None and version[2].startswith("pro") else 24576
+
+
+def thinking_for_setting(
+    model: str, value: Thinking, include_thoughts: bool | None, *, scope: str
+) -> tuple[GeminiThinking, tuple[WarningEvent, ...]]:
+    """The thinking configuration for the shared knob `ModelSettings(thinking=value)`, with
+    the warnings of what had to change.
+
+    Gemini 3 takes a level: `True` is the model's default level, a shared level the level of
+    that name, clamped to those the model takes (`max` to `HIGH`, `medium` on Gemini 3 Pro
+    to `HIGH`: `clamp_thinking`); `False` is the lowest level (`MINIMAL` where the model has
+    it, else `LOW`, without thought summaries) with `thinking_not_disabled`: Gemini 3 always
+    thinks. Gemini 2.5, and model names that do not tell their generation (Gemini 3 takes
+    budgets too), take a budget: `True` is dynamic (-1), a level 1,024 / 8,192 / 24,576
+    tokens, `max` the model's most; `False` is 0, except on Pro, which cannot turn thinking
+    off: its least (128) with `thinking_not_disabled`.
+
+    `include_thoughts` is the model's own choice when it made one, else on while thinking.
+    """
+    version = gemini_version(model)
+    warnings: list[WarningEvent] = []
+    budget: int | None = None
+    level: str | None = None
+    thinks = value is not False
+    if version is not None and version[0] >= 3:
+        if value is False:
+            level = "MINIMAL" if _has_minimal(version) else "LOW"
+        elif value is not True:
+            chosen, warning = clamp_thinking(value, _levels(version), scope=scope, model=model)
+            level = chosen.upper()
+            warnings.extend(filter(None, [warning]))
+        if value is False:
+            warnings.append(_not_disabled(model, level, scope))
+    elif value is False:
+        budget = 128 if _always_thinks(version) else 0
+        if budget:
+            warnings.append(_not_disabled(model, f"a budget of {budget} tokens", scope))
+    else:
+        budget = -1 if value is True else _BUDGETS.get(value, _max_budget(version))
+    if not thinks or budget == 0:
+        include_thoughts = False
+    elif include_thoughts is None:
+        include_thoughts = True
+    thinking = GeminiThinking(include_thoughts=include_thoughts, budget=budget, level=level)
+    return thinking, tuple(warnings)
+
+
+def _not_disabled(model: str, used: str | None, scope: str) -> WarningEvent:
+    return WarningEvent(
+        code="thinking_not_disabled",
+        message=f"{model} cannot turn thinking off; it thinks at {used} instead",
+        scope=scope,
+    )
+
+
+_MIB = 1024 * 1024
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"})
+"""Images both platforms take (Gemini API image understanding guide; Vertex AI model pages)."""
+_DOCUMENT_TYPES: Mapping[str, frozenset[str]] = {
+    "gemini": frozenset(
+        {
+            "application/pdf",
+            "text/plain",
+            "text/csv",
+            "text/html",
+            "text/css",
+            "text/javascript",
+            "application/x-javascript",
+            "text/md",
+            "text/markdown",
+            "text/x-python",
+            "application/x-python",
+            "text/rtf",
+            "text/xml",
+        }
+    ),
+    "vertex": frozenset({"application/pdf", "text/plain"}),
+}
+"""Documents per scope: PDFs and text files on the Gemini API (its document understanding
+guide), PDFs and plain text on Vertex AI (the Gemini 3 model pages)."""
+_RESULT_TYPES = frozenset(
+    {"image/png", "image/jpeg", "image/webp", "application/pdf", "text/plain"}
+)
+"""What a Gemini 3 function response may carry (function calling guide, "Multimodal function
+responses")."""
+_DOCUMENT_BYTES = 50 * _MIB
+"""Inline documents: 50 MB on both (PDFs; Vertex AI: documents through the API)."""
+_IMAGE_BYTES: Mapping[str, int] = {"vertex": 7 * _MIB}
+"""Inline images: 7 MB on Vertex AI; the Gemini API bounds only the whole request (100 MB of
+base64, so 50 MB of bytes is the profile's bound for any part)."""
+
+
+def model_profile(model: str, scope: str) -> ModelProfile:
+    """What a Gemini model takes besides text, read by the agent before it asks.
+
+    Native structured output (`response_json_schema`) only from Gemini 3, which combines it
+    with thinking and function calling (its developer guide); Gemini 2.5 refuses a JSON
+    response type together with function declarations, so runs there use an output tool.
+    Images and documents by bytes or URL (file data: Files API, Cloud Storage or HTTPS URLs),
+    up to 50 MB each (`media_problem` has the finer limits); in tool results on Gemini 3
+    only (function response parts), which 2.5 refuses.
+    """
+    version = gemini_version(model)
+    gemini_3 = version is not None and version[0] >= 3
+    media = MediaSupport(
+        IMAGE_TYPES | _DOCUMENT_TYPES.get(scope, _DOCUMENT_TYPES["vertex"]),
+        urls=True,
+        max_bytes=_DOCUMENT_BYTES,
+        in_tool_results=gemini_3,
+    )
+    return ModelProfile(native_output=gemini_3, media=media)
+
+
+def media_type(part: Image | Document) -> str | None:
+    """A part's media type: given, or guessed from its URL."""
+    if part.media_type is not None or part.url is None:
+        return part.media_type
+    return mimetypes.guess_type(part.url)[0]
+
+
+def media_problem(part: Image | Document, *, scope: str, in_result: bool) -> str | None:
+    """What the profile cannot say about `part`: the inline limit of its kind on this scope,
+    the type a URL names, and the narrower rules of a function response (fewer types, a
+    known type, no URL on the Gemini API)."""
+    kind = media_type(part)
+    allowed = (
+        _RESULT_TYPES if in_result else IMAGE_TYPES | _DOCUMENT_TYPES.get(scope, _RESULT_TYPES)
+    )
+    platform = "Vertex AI" if scope == "vertex" else "the Gemini API"
+    where = "a Gemini function response" if in_result else platform
+    if kind is None and in_result:
+        return f"{where} needs the media type of the {part.kind} at {part.url!r}"
+    if kind is not None and kind not in allowed:
+        return f"{where} takes no {part.kind} of type {kind!r} ({', '.join(sorted(allowed))})"
+    if in_result and part.url is not None and scope == "gemini":
+        return f"the Gemini API takes no {part.kind} by URL in a function response"
+    limit = _IMAGE_BYTES.get(scope) if part.kind == "image" else _DOCUMENT_BYTES
+    size = len(part.data) if part.data is not None else 0
+    if limit is not None and size > limit:
+        return f"the {part.kind} has {size} bytes, over the limit of {limit} on {platform}"
+    return None
 
 
 def check_missing_signature(policy: str) -> None:

@@ -15,7 +15,8 @@ A response becomes one assistant `Message`, part for part and in order: `thought
 carried it (an empty text part that only carries a signature is kept), as standard base64 of
 its bytes. On later turns the parts of this scope (`"gemini"` or `"vertex"`, whichever the
 client talks to) go back in order with each signature on its part, byte for byte; signatures
-of another scope, or of another Gemini generation, are never sent. See
+of another scope, or of another Gemini generation, are never sent; every request starts with
+the bytes of the one before it, so the service's implicit cache serves that prefix. See
 `docs/providers/gemini.md`.
 """
 
@@ -37,7 +38,9 @@ from pydantic import JsonValue, ValidationError
 from ...errors import ConfigurationError, HistoryError, ProviderError
 from ...history import ForeignReasoning, for_scope
 from ...messages import (
+    Document,
     FinishReason,
+    Image,
     Message,
     Part,
     ProviderDetails,
@@ -47,7 +50,7 @@ from ...messages import (
     ToolResult,
     Usage,
 )
-from ...stream import ModelDelta, StreamBuilder
+from ...stream import StreamBuilder, WarningEvent
 from .._common import (
     UNREADABLE,
     AdapterBase,
@@ -60,7 +63,14 @@ from .._common import (
     tool_choice_name,
     unreadable,
 )
-from ..base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent, ToolDefinition
+from ..base import (
+    ModelProfile,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    ModelStreamEvent,
+    ToolDefinition,
+)
 from ._rules import (
     GENERATED_ID,
     SKIP_SIGNATURE,
@@ -73,8 +83,12 @@ from ._rules import (
     encode_signature,
     finish_reason,
     generated_call_id,
+    media_problem,
+    media_type,
+    model_profile,
     signatures_carry_over,
     thinking_for_model,
+    thinking_for_setting,
 )
 
 __all__ = ["DEFAULT_MAX_RETRIES", "GeminiModel"]
@@ -86,6 +100,10 @@ _RESERVED = frozenset(
     {"system_instruction", "tools", "automatic_function_calling", "thinking_config"}
 )
 _GENERATED: ProviderDetails = {GENERATED_ID: True}
+_OPENING = types.Content(role="user", parts=[types.Part(text="")])
+"""The user turn a conversation that has none opens with (an instructions-only run): the
+service accepts an empty text part, as the recorded exchange shows."""
+_NO_WARNINGS: tuple[WarningEvent, ...] = ()
 _RETRYABLE_STATUSES = frozenset({408, 429})
 """The statuses (besides 5xx) the SDK's own retry options retry."""
 
@@ -137,6 +155,11 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
       request (`top_k`, `seed`, `safety_settings`, `response_mime_type`...).
 
     Conflicting settings raise `ConfigurationError` here, before anything is sent.
+
+    Per request: `ModelSettings(thinking=...)` becomes a level on Gemini 3 and a budget on
+    Gemini 2.5 (`_rules.thinking_for_setting`, with its warnings); images and documents go as
+    inline or file data, tool-result media as function response parts (Gemini 3); a native
+    `OutputSpec` as `response_json_schema` (Gemini 3: see `profile`).
     """
 
     def __init__(
@@ -176,6 +199,14 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
             foreign_reasoning=foreign_reasoning,
             settings=settings,
         )
+        self._profile = model_profile(model_name, self.scope)
+
+    @property
+    def profile(self) -> ModelProfile:
+        """What this model takes besides text (`_rules.model_profile`): native structured
+        output on Gemini 3; images and documents (by bytes or URL) on both generations, in
+        tool results on Gemini 3."""
+        return self._profile
 
     @property
     def missing_signature(self) -> MissingSignature:
@@ -195,9 +226,16 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for `client.aio.models.generate_content(_stream)`: `model`,
         `contents` and `config`. Raises `ConfigurationError` for a tool choice naming no tool
-        on offer, `HistoryError` for a signature that is not base64."""
+        on offer or a medium the model cannot take, `HistoryError` for a signature that is
+        not base64."""
+        return self._prepare(request)[0]
+
+    def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
+        """`build_request`'s arguments, and the warnings of what the request had to adjust
+        (the shared thinking knob clamped or kept on)."""
         settings = merge_settings(self.settings, request.settings)
         update: dict[str, Any] = {}
+        warnings = _NO_WARNINGS
         if request.instructions:
             update["system_instruction"] = request.instructions
         if request.tools:
@@ -205,6 +243,15 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         choice = settings.get("tool_choice")
         if choice is not None:
             update["tool_config"] = _tool_config(choice, request.tools)
+        if request.output is not None and request.output.mode == "native":
+            update["response_mime_type"] = "application/json"
+            update["response_json_schema"] = request.output.schema
+        if "thinking" in settings:
+            own = self.thinking.include_thoughts if self.thinking is not None else None
+            thinking, warnings = thinking_for_setting(
+                self.model_name, settings["thinking"], own, scope=self.scope
+            )
+            update["thinking_config"] = _thinking_config(thinking)
         copy_settings(
             settings,
             update,
@@ -217,17 +264,20 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         if http_options is not None:
             update["http_options"] = http_options
         config = self._base_config.model_copy(update=update) if update else self._base_config
-        return {
+        params = {
             "model": self.model_name,
             "contents": self.build_messages(request.messages),
             "config": config,
         }
+        return params, warnings
 
     def build_messages(self, messages: Sequence[Message]) -> list[types.Content]:
         """The `contents` for a history: this scope's parts replayed in order, each signature
         on its part; proofs of other scopes and of another Gemini generation removed
         (`for_scope` with `signatures_carry_over`); the documented dummy signature on the first
-        unsigned function call of each current-turn model turn that came from elsewhere."""
+        unsigned function call of each current-turn model turn that came from elsewhere;
+        images and documents as inline or file data (`ConfigurationError` naming the part
+        the model cannot take); an empty user turn first when the history has none there."""
         scope, model = self.scope, self.model_name
 
         def readable(message: Message) -> bool:
@@ -248,7 +298,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         contents: list[types.Content] = []
         for index, message in enumerate(scoped):
             if message.role == "user":
-                content = _user_content(message, generated)
+                content = self._user_content(message, index, generated)
             else:
                 foreign = message.scope != scope or not readable(message)
                 content = _model_content(
@@ -266,18 +316,62 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
                 )
             else:
                 contents.append(content)
+        if not contents or contents[0].role != "user":
+            contents.insert(0, _OPENING)
         return contents
 
+    def _user_content(
+        self, message: Message, index: int, generated: set[str]
+    ) -> types.Content | None:
+        parts: list[types.Part] = []
+        for j, part in enumerate(message.parts):
+            if isinstance(part, ToolResult):
+                media = [self._media(m, index, j, in_result=True) for m in part.media]
+                parts.append(
+                    types.Part(
+                        function_response=types.FunctionResponse(
+                            id=None if part.call_id in generated else part.call_id,
+                            name=part.name,
+                            response={"error" if part.is_error else "output": part.content},
+                            parts=[_result_part(m) for m in media] or None,
+                        )
+                    )
+                )
+            elif isinstance(part, TextPart) and (part.text or len(message.parts) == 1):
+                parts.append(types.Part(text=part.text))  # a lone empty prompt still opens a turn
+            elif isinstance(part, Image | Document):
+                parts.append(_media_part(self._media(part, index, j, in_result=False)))
+        if not parts:
+            return None
+        return types.Content(role="user", parts=parts)
+
+    def _media(
+        self, part: Image | Document, index: int, j: int, *, in_result: bool
+    ) -> Image | Document:
+        """`part`, once this model is known to take it (else `ConfigurationError` naming the
+        message and part): the profile's rules, then the finer ones of `media_problem`."""
+        media = self._profile.media
+        if in_result and not media.in_tool_results:
+            problem: str | None = f"{self.model_name} takes no media in tool results"
+        else:
+            problem = media.problem(part) or media_problem(
+                part, scope=self.scope, in_result=in_result
+            )
+        if problem is not None:
+            raise ConfigurationError(f"messages[{index}].parts[{j}]: {problem}")
+        return part
+
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params = self.build_request(request)
+        params, warnings = self._prepare(request)
         try:
             response = await self.client.aio.models.generate_content(**params)  # pyright: ignore[reportUnknownMemberType]
         except _VENDOR_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
-            return self.parse_response(response)
+            parsed = self.parse_response(response)
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
+        return ModelResponse(parsed.message, warnings) if warnings else parsed
 
     def parse_response(self, response: types.GenerateContentResponse) -> ModelResponse:
         """The shared form of an SDK response: its first candidate's parts in order, each
@@ -322,54 +416,46 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        """Deltas as Gemini streams them, then the complete `ModelResponse` (its parts as in the
-        non-streamed one: see `_Parts`). A stream that breaks or ends without a finish reason
-        raises `StreamInterrupted` with what had arrived, unsigned."""
-        params = self.build_request(request)
+        """The request's warnings, then deltas as Gemini streams them with a `PartEnd` as
+        each part closes, then the complete `ModelResponse` (its parts as in the non-streamed
+        one: see `_Parts`). A stream that breaks or ends without a finish reason raises
+        `StreamInterrupted` with what had arrived, unsigned."""
+        params, warnings = self._prepare(request)
+        for warning in warnings:
+            yield warning
         parts = _Parts()
-        last: types.GenerateContentResponse | None = None
-        usage: types.GenerateContentResponseUsageMetadata | None = None
-        raw_finish: str | None = None
         try:
             chunks = await self.client.aio.models.generate_content_stream(**params)  # pyright: ignore[reportUnknownMemberType]
             try:  # the SDK sends lazily: the request goes out on the first read
-                async for last in chunks:
-                    parts.response_id = last.response_id or parts.response_id
-                    if last.usage_metadata is not None:
-                        usage = last.usage_metadata
-                    if not last.candidates:
-                        continue  # usage or prompt feedback only: read from `last` at the end
-                    candidate = last.candidates[0]
-                    for part in _content_parts(candidate.content):
-                        delta = parts.fold(part)
-                        if delta is not None:
-                            yield delta
-                    if candidate.finish_reason is not None:
-                        raw_finish = _enum_value(candidate.finish_reason)
+                async for chunk in chunks:
+                    for event in parts.chunk(chunk):
+                        yield event
             finally:  # left early (or failed): release the connection now, not at collection
                 await _close(chunks)
         except _STREAM_ERRORS as exc:
             if isinstance(exc, genai_errors.APIError) or (
-                last is None and isinstance(exc, _TRANSPORT_ERRORS)
+                parts.last is None and isinstance(exc, _TRANSPORT_ERRORS)
             ):  # an error the service sent, or a request that got no response at all
                 raise self.map_error(exc) from exc
             reason = f"the stream broke before its finish reason: {type(exc).__name__}: {exc}"
             raise interrupted(reason, parts, scope=self.scope, model=self.model_name) from exc
+        last, raw_finish = parts.last, parts.raw_finish
         blocked = last is not None and _details(None, last) is not None
         if raw_finish is None and not blocked:
             reason = "the stream ended without a finish reason"
             raise interrupted(reason, parts, scope=self.scope, model=self.model_name)
+        for event in parts.close():
+            yield event
         normalised = self.map_finish_reason(raw_finish, tool_calls=parts.has_calls)
-        yield ModelResponse(
-            parts.message(
-                scope=self.scope,
-                model=self.model_name,
-                usage=_usage(usage),
-                finish_reason="content_filter" if normalised is None and blocked else normalised,
-                id=parts.response_id,
-                provider_details=_details(raw_finish, last),
-            )
+        message = parts.message(
+            scope=self.scope,
+            model=self.model_name,
+            usage=_usage(parts.usage),
+            finish_reason="content_filter" if normalised is None and blocked else normalised,
+            id=parts.response_id,
+            provider_details=_details(raw_finish, last),
         )
+        yield ModelResponse(message, warnings)
 
     def map_error(self, exc: BaseException) -> BaseException:
         """The thinkagent error for an SDK exception: a `ProviderError` with the service's own
@@ -415,26 +501,56 @@ class _Parts(StreamBuilder):
     """A stream's parts, keyed by Gemini's running part position. A text chunk of the kind
     still open continues the part at the current position; a chunk of the other kind, a
     function call (always sent whole) or any chunk after a signature (which closes its part)
-    opens the next position. So the streamed message equals the non-streamed one (ADR 14)."""
+    opens the next position. So the streamed message equals the non-streamed one (ADR 14).
+
+    A part ends (`PartEnd`) when it arrives whole (a function call), when a signature closes
+    it, when the next position opens, or when the stream finishes (`close`). The chunk
+    fields the final message needs (`last`, `usage`, `raw_finish`, `response_id`) are kept
+    as they arrive."""
 
     def __init__(self) -> None:
         super().__init__(json_arguments=True)
         self.response_id: str | None = None  # the ids of calls sent without one derive from it
         self.position = -1
         self.open: _Kind | None = None
+        self.pending: int | None = None  # the position opened but not ended yet
         self.has_calls = False
+        self.last: types.GenerateContentResponse | None = None
+        self.usage: types.GenerateContentResponseUsageMetadata | None = None
+        self.raw_finish: str | None = None
 
-    def fold(self, part: types.Part) -> ModelDelta | None:
-        """Fold one streamed part in; the delta to yield, or None for a part with nothing to
-        show or replay."""
+    def chunk(self, chunk: types.GenerateContentResponse) -> list[ModelStreamEvent]:
+        """Fold one streamed response in: the events to yield, in order."""
+        self.last = chunk
+        self.response_id = chunk.response_id or self.response_id
+        if chunk.usage_metadata is not None:
+            self.usage = chunk.usage_metadata
+        events: list[ModelStreamEvent] = []
+        if chunk.candidates:  # else usage or prompt feedback only: read from `last` at the end
+            candidate = chunk.candidates[0]
+            for part in _content_parts(candidate.content):
+                self.fold(part, events)
+            if candidate.finish_reason is not None:
+                self.raw_finish = _enum_value(candidate.finish_reason)
+        return events
+
+    def close(self) -> list[ModelStreamEvent]:
+        """The end of the part still open when the stream finished."""
+        events: list[ModelStreamEvent] = []
+        self._end(events)
+        return events
+
+    def fold(self, part: types.Part, events: list[ModelStreamEvent]) -> None:
+        """Fold one streamed part in, adding its delta (none for a part with nothing to show
+        or replay) and the ends of the parts it closes to `events`."""
         raw_signature = part.thought_signature
         signature = None if raw_signature is None else encode_signature(raw_signature)
         call = part.function_call
         if call is not None:
-            self.position += 1
+            self._next(events)
             self.open = None
             self.has_calls = True
-            return self.tool_call(
+            delta = self.tool_call(
                 self.position,
                 id=call.id or generated_call_id(self.response_id, self.position),
                 name=call.name or "",
@@ -442,16 +558,38 @@ class _Parts(StreamBuilder):
                 signature=signature,
                 details=None if call.id else _GENERATED,
             )
+            if delta is not None:
+                events.append(delta)
+            self._end(events)  # a call arrives whole
+            return
         text = part.text
         if not text and signature is None:
-            return None  # an empty chunk, or a part kind the shared schema has no place for
+            return  # an empty chunk, or a part kind the shared schema has no place for
         kind = _Kind.THOUGHT if part.thought else _Kind.TEXT
         if kind is not self.open:
-            self.position += 1
+            self._next(events)
         self.open = None if signature is not None else kind  # a signature closes its part
         if kind is _Kind.THOUGHT:
-            return self.thinking(self.position, text or "", signature=signature)
-        return self.text(self.position, text or "", signature=signature)
+            delta = self.thinking(self.position, text or "", signature=signature)
+        else:
+            delta = self.text(self.position, text or "", signature=signature)
+        if delta is not None:
+            events.append(delta)
+        if signature is not None:
+            self._end(events)
+
+    def _next(self, events: list[ModelStreamEvent]) -> None:
+        """Open the next position, ending the one before."""
+        self._end(events)
+        self.position += 1
+        self.pending = self.position
+
+    def _end(self, events: list[ModelStreamEvent]) -> None:
+        if self.pending is not None:
+            end = self.end(self.pending)
+            if end is not None:
+                events.append(end)
+            self.pending = None
 
 
 # --- translation helpers ---------------------------------------------------------------------
@@ -577,24 +715,24 @@ def _mergeable(content: types.Content) -> bool:
     return all(part.thought_signature is None for part in content.parts or ())
 
 
-def _user_content(message: Message, generated: set[str]) -> types.Content | None:
-    parts: list[types.Part] = []
-    for part in message.parts:
-        if isinstance(part, ToolResult):
-            parts.append(
-                types.Part(
-                    function_response=types.FunctionResponse(
-                        id=None if part.call_id in generated else part.call_id,
-                        name=part.name,
-                        response={"error" if part.is_error else "output": part.content},
-                    )
-                )
-            )
-        elif isinstance(part, TextPart) and (part.text or len(message.parts) == 1):
-            parts.append(types.Part(text=part.text))  # a lone empty prompt still opens a turn
-    if not parts:
-        return None
-    return types.Content(role="user", parts=parts)
+def _media_part(part: Image | Document) -> types.Part:
+    """An image or document as inline data (its bytes) or file data (its URL)."""
+    if part.data is not None:
+        return types.Part(inline_data=types.Blob(data=part.data, mime_type=part.media_type))
+    return types.Part(file_data=types.FileData(file_uri=part.url, mime_type=media_type(part)))
+
+
+def _result_part(part: Image | Document) -> types.FunctionResponsePart:
+    """A tool result's image or document, nested in its function response (Gemini 3)."""
+    if part.data is not None:
+        blob = types.FunctionResponseBlob(data=part.data, mime_type=part.media_type)
+        return types.FunctionResponsePart(inline_data=blob)
+    uri = types.FunctionResponseFileData(file_uri=part.url, mime_type=media_type(part))
+    return types.FunctionResponsePart(file_data=uri)
+
+
+def _thinking_config(thinking: GeminiThinking) -> types.ThinkingConfig:
+    return types.ThinkingConfig(**(thinking.to_param() or {}))
 
 
 def _model_content(

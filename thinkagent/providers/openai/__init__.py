@@ -12,28 +12,44 @@ responses = OpenAIResponsesModel("gpt-5", thinking=OpenAIThinking(effort="high",
 See `docs/providers/openai.md`.
 """
 
-from ._wire import OpenAIThinking, ReasoningEffort, ReasoningSummary
-from .chat import OpenAIChatModel
-from .dialects import DIALECTS, ChatDialect, ReasoningSource, ReplayRule, resolve_dialect
-from .responses import (
-    AZURE_RESPONSES_SCOPE,
-    RESPONSES_SCOPE,
-    OpenAIResponsesModel,
-    responses_scope,
-)
+from ..._extras import needs
+
+with needs("openai", "The OpenAI family (OpenAIChatModel, OpenAIResponsesModel)"):
+    from ._wire import OpenAIThinking, ReasoningEffort, ReasoningFormat, ReasoningSummary
+    from .chat import OpenAIChatModel
+    from .dialects import (
+        DIALECTS,
+        ChatDialect,
+        MissingReasoning,
+        ReasoningSource,
+        ReplayRule,
+        ThinkingSwitch,
+        resolve_dialect,
+    )
+    from .responses import (
+        AZURE_RESPONSES_SCOPE,
+        LOCAL_RESPONSES_SCOPE,
+        RESPONSES_SCOPE,
+        OpenAIResponsesModel,
+        responses_scope,
+    )
 
 __all__ = [
     "AZURE_RESPONSES_SCOPE",
     "DIALECTS",
+    "LOCAL_RESPONSES_SCOPE",
     "RESPONSES_SCOPE",
     "ChatDialect",
+    "MissingReasoning",
     "OpenAIChatModel",
     "OpenAIResponsesModel",
     "OpenAIThinking",
     "ReasoningEffort",
+    "ReasoningFormat",
     "ReasoningSource",
     "ReasoningSummary",
     "ReplayRule",
+    "ThinkingSwitch",
     "resolve_dialect",
     "responses_scope",
 ]

@@ -9,7 +9,9 @@ Imports the `openai` SDK. `OpenAIThinking` and its value types are public throug
 
 from __future__ import annotations
 
+import base64
 import json
+import mimetypes
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ from openai.types.shared import ReasoningEffort as _SDKReasoningEffort
 
 from ...errors import ConfigurationError, ProviderError
 from ...history import ForeignReasoning
-from ...messages import Message, TextPart, ToolResult
+from ...messages import Document, Image, Message, TextPart, ToolResult
 from ...stream import MessageAssembler
 from .._common import (
     AdapterBase,
@@ -40,13 +42,17 @@ __all__ = [
     "OpenAIAdapter",
     "OpenAIThinking",
     "ReasoningEffort",
+    "ReasoningFormat",
     "ReasoningSummary",
     "add_hint",
     "client_from_environment",
     "client_secrets",
+    "data_url",
+    "file_name",
     "provider_error",
     "redact",
     "set_tool_choice",
+    "strict_schema",
     "user_items",
 ]
 
@@ -70,6 +76,13 @@ ReasoningSummary = Literal["auto", "concise", "detailed"]
 _SUMMARIES: tuple[str, ...] = get_args(ReasoningSummary)
 
 
+ReasoningFormat = Literal["parsed", "raw", "hidden"]
+"""`reasoning_format` values (Groq, Cerebras): reasoning in its own field, inline in the
+content between `<think>` tags, or not returned."""
+
+_FORMATS: tuple[str, ...] = get_args(ReasoningFormat)
+
+
 @dataclass(frozen=True, slots=True)
 class OpenAIThinking:
     """How an OpenAI-family model reasons: one immutable value, checked when it is built.
@@ -78,15 +91,33 @@ class OpenAIThinking:
       (None: the model's default).
     - `summary`: `reasoning.summary` on Responses (None: no summary, so thinking blocks carry
       no visible text). Chat Completions has no summary and refuses one.
+    - `enabled`: the endpoint's own on/off switch, for Chat dialects that have one
+      (`thinking: {"type": ...}` on DeepSeek, Kimi and Z.AI, `enable_thinking` on DashScope,
+      `think` on Ollama, `reasoning.enabled` on OpenRouter and Together, the chat template's
+      switch on vLLM). None: the endpoint's default.
+    - `format`: `reasoning_format` on Groq and Cerebras.
+    - `split`: `reasoning_split` on MiniMax (reasoning in `reasoning_details` rather than inline).
+    - `preserve`: keep past turns' reasoning in the model's context (Kimi `thinking.keep:
+      "all"`, Z.AI `clear_thinking: false`); every earlier turn's reasoning is then sent back.
+    - `budget_tokens`: a reasoning token budget (OpenRouter `reasoning.max_tokens`, DashScope
+      `thinking_budget`).
+
+    A field the endpoint's dialect has no switch for is refused when the model is built.
+    `ModelSettings(thinking=...)`, when given, decides `enabled` and `effort` for that request.
 
     ```python
     OpenAIResponsesModel("gpt-5", thinking=OpenAIThinking(effort="high", summary="auto"))
-    OpenAIChatModel("gpt-5", thinking=OpenAIThinking(effort="low"))
+    OpenAIChatModel("glm-4.6", dialect="zai", thinking=OpenAIThinking(preserve=True))
     ```
     """
 
     effort: ReasoningEffort | None = None
     summary: ReasoningSummary | None = None
+    enabled: bool | None = None
+    format: ReasoningFormat | None = None
+    split: bool | None = None
+    preserve: bool | None = None
+    budget_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.effort is not None and self.effort not in _EFFORTS:
@@ -99,6 +130,20 @@ class OpenAIThinking:
                 f"summary must be one of {', '.join(map(repr, _SUMMARIES))} or None, "
                 f"got {self.summary!r}"
             )
+        if self.format is not None and self.format not in _FORMATS:
+            raise ConfigurationError(
+                f"format must be one of {', '.join(map(repr, _FORMATS))} or None, "
+                f"got {self.format!r}"
+            )
+        for name in ("enabled", "split", "preserve"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, bool):
+                raise ConfigurationError(f"{name} must be True, False or None, got {value!r}")
+        budget = cast("object", self.budget_tokens)  # checked as what it may be at runtime
+        if budget is not None and (
+            not isinstance(budget, int) or isinstance(budget, bool) or budget < 1
+        ):
+            raise ConfigurationError(f"budget_tokens must be a positive int, got {budget!r}")
 
     def to_param(self) -> dict[str, str]:
         """The Responses `reasoning` parameter: the keys that are set."""
@@ -235,22 +280,58 @@ def set_tool_choice(
 
 
 def user_items(
-    message: Message, result: Callable[[ToolResult], dict[str, Any]], text_type: str
+    message: Message,
+    result: Callable[[ToolResult], dict[str, Any]],
+    content: Callable[[TextPart | Image | Document], dict[str, Any]],
 ) -> list[dict[str, Any]]:
-    """A user message as both APIs take it: an item per tool result (`result`), then its text
-    as one `user` message (a string, or `text_type` parts when there are several)."""
+    """A user message as both APIs take it: an item per tool result (`result`), then its text,
+    images and documents as one `user` message, in order (a string when it is one text,
+    else the API's content parts, from `content`)."""
     out: list[dict[str, Any]] = []
-    texts: list[str] = []
+    parts: list[TextPart | Image | Document] = []
     for part in message.parts:
         if isinstance(part, ToolResult):
             out.append(result(part))
-        elif isinstance(part, TextPart) and part.text:
-            texts.append(part.text)
-    if len(texts) == 1:
-        out.append({"role": "user", "content": texts[0]})
-    elif texts:
-        out.append({"role": "user", "content": [{"type": text_type, "text": t} for t in texts]})
+        elif isinstance(part, Image | Document) or (isinstance(part, TextPart) and part.text):
+            parts.append(part)
+    if len(parts) == 1 and isinstance(parts[0], TextPart):
+        out.append({"role": "user", "content": parts[0].text})
+    elif parts:
+        out.append({"role": "user", "content": [content(p) for p in parts]})
     return out
+
+
+def data_url(part: Image | Document) -> str:
+    """A media part as the API takes it by reference: its URL, or its bytes as a data URL."""
+    if part.data is None:
+        return part.url or ""
+    return f"data:{part.media_type};base64,{base64.b64encode(part.data).decode('ascii')}"
+
+
+def file_name(part: Document) -> str:
+    """The file name a document is sent under (its own, else one from its media type)."""
+    if part.name:
+        return part.name
+    extension = mimetypes.guess_extension(part.media_type or "") or ""
+    return f"document{extension}"
+
+
+def strict_schema(schema: object) -> bool:
+    """Whether a JSON schema meets OpenAI's strict-mode rules (objects closed, every property
+    required), so `strict: true` can be asked for without rewriting it."""
+    if isinstance(schema, list):
+        return all(strict_schema(s) for s in cast("list[object]", schema))
+    if not isinstance(schema, dict):
+        return True
+    node = cast("dict[str, Any]", schema)
+    properties = node.get("properties")
+    if node.get("type") == "object" or isinstance(properties, dict):
+        props = cast("dict[str, Any]", properties or {})
+        if node.get("additionalProperties") is not False or set(node.get("required") or ()) != set(
+            props
+        ):
+            return False
+    return all(strict_schema(v) for k, v in node.items() if k not in ("required", "enum", "const"))
 
 
 def client_secrets(client: object) -> tuple[str, ...]:
@@ -309,7 +390,9 @@ def provider_error(
 
 
 def _body_message(body: object) -> str | None:
-    """The `message` of an error body (`{"message": ...}` or `{"error": {"message": ...}}`)."""
+    """The `message` of an error body (`{"message": ...}` or `{"error": {"message": ...}}`),
+    with the upstream's own message when a router relays one (OpenRouter's "Provider returned
+    error" carries the upstream body in `metadata.raw`)."""
     if not isinstance(body, dict):
         return None
     data = cast("dict[str, Any]", body)
@@ -317,4 +400,14 @@ def _body_message(body: object) -> str | None:
     if isinstance(error, dict):
         data = cast("dict[str, Any]", error)
     message = data.get("message")
-    return message if isinstance(message, str) and message else None
+    if not isinstance(message, str) or not message:
+        return None
+    metadata = data.get("metadata")
+    raw = cast("dict[str, Any]", metadata).get("raw") if isinstance(metadata, dict) else None
+    if isinstance(raw, str) and raw:
+        try:
+            upstream = _body_message(json.loads(raw)) or raw
+        except ValueError:
+            upstream = raw
+        return f"{message}: {upstream}"
+    return message

@@ -9,30 +9,35 @@ result = await Agent(model, tools=[get_weather]).run("What's the weather in Pari
 ```
 
 One class serves OpenAI, Azure OpenAI and the OpenAI-compatible reasoning endpoints. What
-differs between them is the *dialect* (`ChatDialect`, in `dialects`): where the reasoning text
-comes back (`reasoning_content`, `reasoning`, or inline `<think>...</think>` in the content) and
-when it must be sent back. Reasoning captured this way carries no proof: it becomes a plain
-`ThinkingBlock`, first in the message, tagged with the dialect's scope (`"deepseek"`...).
-OpenAI's own endpoint returns no reasoning text (only its token count), and gets none back.
-See `docs/providers/openai.md`.
+differs between them is the *dialect* (`ChatDialect`, in `dialects`): where the reasoning comes
+back (a `reasoning_content` or `reasoning` field, OpenRouter's `reasoning_details` items,
+Mistral's `thinking` content chunks, or inline `<think>...</think>`), when it must be sent back
+and in which shape, and which switches turn it on. Reasoning becomes `ThinkingBlock`s in the
+position it came in, tagged with the dialect's scope (`"deepseek"`...); a proof that came with
+it (an OpenRouter signature or encrypted payload) is kept byte for byte and goes back only to
+that scope. OpenAI's own endpoint returns no reasoning text (only its token count), and gets
+none back. See `docs/providers/openai.md`.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, cast
 
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 from openai.types.completion_usage import CompletionUsage
+from pydantic import JsonValue
 
 from ...errors import ConfigurationError, ProviderError
 from ...history import ForeignReasoning, for_scope
 from ...messages import (
+    Document,
     FinishReason,
+    Image,
     Message,
     Part,
     ProviderDetails,
@@ -42,7 +47,7 @@ from ...messages import (
     ToolResult,
     Usage,
 )
-from ...stream import StreamBuilder, TextDelta, ThinkingDelta, ToolCallDelta
+from ...stream import StreamBuilder, TextDelta, ThinkingDelta, ToolCallDelta, WarningEvent
 from .._common import (
     UNREADABLE,
     arguments_json,
@@ -51,8 +56,25 @@ from .._common import (
     request_options,
     unreadable,
 )
-from ..base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
+from ..base import ModelProfile, ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
+from ._reasoning import (
+    DETAIL_TEXT,
+    DETAILS_KEY,
+    ENCRYPTED,
+    UNKNOWN_CONTENT,
+    UNKNOWN_DETAILS,
+    content_chunk,
+    content_parts,
+    detail_blocks,
+    detail_fields,
+    detail_items,
+    plain,
+    thinking_chunk,
+    thinking_text,
+    unknown_warning,
+)
 from ._tags import Segment, ThinkTagSplitter, join_think_tags, split_think_tags
+from ._thinking import chat_thinking, check_thinking_config
 from ._wire import (
     SDK_ERRORS,
     STREAM_BREAKS,
@@ -60,7 +82,10 @@ from ._wire import (
     OpenAIThinking,
     add_hint,
     client_from_environment,
+    data_url,
+    file_name,
     set_tool_choice,
+    strict_schema,
     user_items,
 )
 from .dialects import ChatDialect, ReplayRule, resolve_dialect
@@ -77,10 +102,14 @@ _FINISH: Mapping[str, FinishReason] = {
     "content_filter": "content_filter",
 }
 
-# Stream part keys besides a tool call's own index (an int) and a `<think>` segment's.
+# Stream part keys besides a tool call's own index (an int): the reasoning field, a
+# `reasoning_details` item (with its index and type), the content or one of its `<think>`
+# segments, a run of content chunks.
 _REASONING = "reasoning"
 _CONTENT = "content"
 _SEGMENT = "segment"
+_DETAIL = "detail"
+_CHUNK = "chunk"
 
 
 class OpenAIChatModel(OpenAIAdapter):
@@ -89,16 +118,20 @@ class OpenAIChatModel(OpenAIAdapter):
 
     - `client`: your client (its retries, timeouts and base URL apply); built from the
       environment when omitted (see `ChatDialect.base_url`).
-    - `dialect`: a name from `DIALECTS` (`"deepseek"`, `"qwen"`, `"vllm"`, `"moonshot"`/`"kimi"`,
-      `"openrouter"`, `"ollama"`, `"groq"`, `"think_tags"`, `"minimax"`, `"openai"`, `"azure"`,
+    - `dialect`: a name from `DIALECTS` (`"deepseek"`, `"moonshot"`/`"kimi"`, `"zai"`,
+      `"openrouter"`, `"mistral"`, `"xai"`, `"vllm"`, `"groq"`, `"cerebras"`, `"together"`,
+      `"ollama"`, `"qwen"`, `"minimax"`, `"think_tags"`, `"openai"`, `"azure"`,
       `"compatible"`) or a `ChatDialect`. Omitted: `azure` for an Azure client, else from the
       base URL's host, else `compatible` (reasoning captured, never sent back).
-    - `thinking`: an `OpenAIThinking`; its `effort` is sent as `reasoning_effort`. Chat
-      Completions has no reasoning summary, so a `summary` is refused.
+    - `thinking`: an `OpenAIThinking`: its `effort` is sent as `reasoning_effort`, its other
+      fields through the dialect's own switches (a field the dialect has none for is
+      refused). Chat Completions has no reasoning summary, so a `summary` is refused.
+      `ModelSettings(thinking=...)` decides on/off and the level per request.
     - `foreign_reasoning`: what happens to reasoning from another scope: `"drop"` (default)
       or `"text"` (sent as plain text).
     - `settings`: default `ModelSettings`, under each request's own.
-    - `extra_body`, `extra_headers`: passed through on every request.
+    - `extra_body`, `extra_headers`: passed through on every request (the extra body over the
+      dialect's own switches).
     """
 
     def __init__(
@@ -122,6 +155,8 @@ class OpenAIChatModel(OpenAIAdapter):
         if client is None:
             client = _client_from_environment(given)
         self._dialect = given if given is not None else resolve_dialect(None, client)
+        if isinstance(thinking, OpenAIThinking):
+            check_thinking_config(self._dialect, thinking)
         super().__init__(
             model_name,
             client=client,
@@ -132,19 +167,27 @@ class OpenAIChatModel(OpenAIAdapter):
             extra_body=extra_body,
             extra_headers=extra_headers,
         )
-        source = self._dialect.reasoning
+        field = self._dialect.reasoning_field
         self._fields: tuple[str, ...] = (
-            ("reasoning_content", "reasoning")
-            if source == "auto"
-            else (source,)
-            if source in ("reasoning_content", "reasoning")
-            else ()
+            ()
+            if self._dialect.reasoning in ("none", "think_tags")
+            else (field, *(f for f in ("reasoning_content", "reasoning") if f != field))
+            if field is not None
+            else ("reasoning_content", "reasoning")
         )
-        self._tags = self._dialect.tags if source == "think_tags" else None
+        raw = isinstance(thinking, OpenAIThinking) and thinking.format == "raw"
+        inline = self._dialect.reasoning == "think_tags" or raw  # raw: `<think>` in the content
+        self._tags = self._dialect.tags if inline else None
         self._instructions_role = (
             "developer"
             if self._dialect.developer_role and _REASONING_MODEL.match(model_name)
             else "system"
+        )
+        self._profile = ModelProfile(
+            native_output=self._dialect.native_output, media=self._dialect.media
+        )
+        self._readable = (
+            _same_vendor(model_name) if self._dialect.reasoning == "reasoning_details" else None
         )
 
     @property
@@ -152,27 +195,47 @@ class OpenAIChatModel(OpenAIAdapter):
         """The endpoint's dialect: its name is the scope this model's messages are tagged with."""
         return self._dialect
 
+    @property
+    def profile(self) -> ModelProfile:
+        """What this endpoint takes besides text (the dialect's media) and whether it honours a
+        JSON-schema response format together with tools and reasoning."""
+        return self._profile
+
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for `client.chat.completions.create` (without `stream`).
 
-        Raises `ConfigurationError` for a `tool_choice` naming no tool on offer.
+        Raises `ConfigurationError` for a `tool_choice` naming no tool on offer and for media
+        the endpoint does not take.
         """
+        return self._prepare(request)[0]
+
+    def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
+        """The request's keyword arguments and the warnings for what had to be adjusted."""
         settings = merge_settings(self.settings, request.settings)
+        self._profile.media.check(request.messages)
         messages = self.build_messages(request.messages)
         if request.instructions:
             messages.insert(0, {"role": self._instructions_role, "content": request.instructions})
         params: dict[str, Any] = {"model": self.model_name, "messages": messages}
         if request.tools:
-            tools: list[dict[str, Any]] = []
-            for tool in request.tools:
-                function: dict[str, Any] = {"name": tool.name, "parameters": tool.parameters}
-                if tool.description:
-                    function["description"] = tool.description
-                tools.append({"type": "function", "function": function})
-            params["tools"] = tools
+            params["tools"] = [_tool(t.name, t.description, t.parameters) for t in request.tools]
             set_tool_choice(params, settings, request.tools, _named_tool_choice)
-        if self.thinking is not None and self.thinking.effort is not None:
-            params["reasoning_effort"] = self.thinking.effort
+        thinking = chat_thinking(
+            self._dialect,
+            self.model_name,
+            self.thinking,
+            settings.get("thinking"),
+            scope=self.scope,
+        )
+        params.update(thinking.params)
+        output = request.output
+        if output is not None and output.mode == "native":
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": _json_schema(output.name, output.description, output.schema),
+            }
+        if "prompt_cache_key" in settings and self._dialect.name in ("openai", "azure"):
+            params["prompt_cache_key"] = settings["prompt_cache_key"]
         copy_settings(
             settings,
             params,
@@ -181,66 +244,97 @@ class OpenAIChatModel(OpenAIAdapter):
             top_p="top_p",
             stop_sequences="stop",
         )
-        request_options(params, settings, self._extra_body, self._extra_headers)
-        return params
+        body = {**thinking.body, **self._extra_body}
+        request_options(params, settings, body, self._extra_headers)
+        return params, tuple(thinking.warnings)
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The `messages` parameter for a history (without the instructions).
 
-        User turns become their `tool` messages, then a `user` message for their text.
-        Assistant turns send their text and tool calls (arguments exactly as received); their
-        reasoning goes back only where the dialect's `replay` rule asks, in its field (or
-        inline between its tags), and only when it was recorded: nothing is invented.
+        User turns become their `tool` messages, then a `user` message for their text, images
+        and documents. Assistant turns send their text and tool calls (arguments exactly as
+        received); their reasoning goes back only where the dialect's `replay` rule asks, in the
+        shape it came in (its field, its `reasoning_details` items, its content chunks, or
+        inline between its tags), and only when it was recorded: nothing is invented, except
+        the empty field of `missing_reasoning="empty"` on another provider's tool-call message.
         """
-        sent = for_scope(messages, self.scope, foreign_reasoning=self.foreign_reasoning)
+        sent = for_scope(
+            messages, self.scope, foreign_reasoning=self.foreign_reasoning, readable=self._readable
+        )
         replay = _replayed(sent, self._dialect.replay, self.scope)
-        field = None if self._tags is not None else (self._fields or ("reasoning_content",))[0]
         out: list[dict[str, Any]] = []
         for i, message in enumerate(sent):
             if message.role == "user":
-                out += user_items(message, _tool_message, "text")
+                out += user_items(message, _tool_message, self._user_content)
                 continue
-            wire = _assistant(message, i in replay, field, self._tags)
+            own = message.scope == self.scope and (
+                self._readable is None or self._readable(message)
+            )
+            wire = _assistant(message, i in replay, own, self._dialect)
             if wire is not None:
                 out.append(wire)
         return out
 
+    def _user_content(self, part: TextPart | Image | Document) -> dict[str, Any]:
+        if isinstance(part, TextPart):
+            return {"type": "text", "text": part.text}
+        if isinstance(part, Image):
+            return {"type": "image_url", "image_url": {"url": data_url(part)}}
+        if part.data is None:
+            raise ConfigurationError(
+                "Chat Completions takes documents as bytes only (give Document(data=...)), "
+                "or use OpenAIResponsesModel, which takes a file_url"
+            )
+        return {"type": "file", "file": {"filename": file_name(part), "file_data": data_url(part)}}
+
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params = self.build_request(request)
+        params, warnings = self._prepare(request)
         try:
             completion = cast("ChatCompletion", await self.client.chat.completions.create(**params))
         except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
-            return self.parse_response(completion)
+            response = self.parse_response(completion)
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
+        if not warnings:
+            return response
+        return ModelResponse(response.message, (*warnings, *response.warnings))
 
     def parse_response(self, completion: ChatCompletion) -> ModelResponse:
-        """The shared form of an SDK `ChatCompletion`: reasoning first, then the content (split
-        at reasoning tags for `think_tags`), then the tool calls; usage and finish reason."""
+        """The shared form of an SDK `ChatCompletion`: the reasoning (its field, or each
+        `reasoning_details` item), then the content (split at reasoning tags for `think_tags`,
+        or chunk by chunk when it is a list), then the tool calls; usage and finish reason.
+        Parts of a shape this version does not know are kept in `provider_details` and
+        reported in the response's warnings."""
         if not completion.choices:
             raise ProviderError(
                 "the response has no choices", scope=self.scope, error_type="no_choices"
             )
         choice = completion.choices[0]
         message = choice.message
+        extra = message.model_extra or {}
         parts: list[Part] = []
-        reasoning = _reasoning(message.model_extra, self._fields)
-        if reasoning:
+        unknown: dict[str, list[JsonValue]] = {}
+        if extra.get(DETAILS_KEY):
+            blocks, unknown[UNKNOWN_DETAILS] = detail_blocks(extra[DETAILS_KEY])
+            parts += blocks
+        elif reasoning := _reasoning(extra, self._fields):
             parts.append(ThinkingBlock(text=reasoning))
-        content = message.content
-        if content:
-            if self._tags is not None:
-                for thinking, text in split_think_tags(content, self._tags):
-                    parts.append(ThinkingBlock(text=text) if thinking else TextPart(text=text))
-            else:
-                parts.append(TextPart(text=content))
+        content: object = message.content
+        if isinstance(content, list):
+            chunks, unknown[UNKNOWN_CONTENT] = content_parts(content)
+            parts += chunks
+        elif isinstance(content, str):
+            parts += self._text_parts(content)
+        elif content is not None:
+            unknown[UNKNOWN_CONTENT] = [{"position": 0, "chunk": cast("JsonValue", plain(content))}]
         for call in message.tool_calls or ():
             if call.type == "function":
                 parts.append(
                     ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments)
                 )
+        details = _details(choice.finish_reason, message.refusal, unknown)
         return ModelResponse(
             Message(
                 role="assistant",
@@ -250,54 +344,57 @@ class OpenAIChatModel(OpenAIAdapter):
                 id=completion.id,
                 usage=_usage(completion.usage),
                 finish_reason=self.map_finish_reason(choice.finish_reason),
-                provider_details=_details(choice.finish_reason, message.refusal),
-            )
+                provider_details=details,
+            ),
+            _unknown_warnings(unknown, self.scope),
         )
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        """Deltas as the endpoint streams them, then the complete `ModelResponse`.
+    def _text_parts(self, content: str) -> list[Part]:
+        """A content string's parts: one text part, or its `<think>` segments."""
+        if not content:
+            return []
+        if self._tags is None:
+            return [TextPart(text=content)]
+        return [
+            ThinkingBlock(text=text) if thinking else TextPart(text=text)
+            for thinking, text in split_think_tags(content, self._tags)
+        ]
 
-        Parts open where they first appear (the reasoning, the content or each of its `<think>`
-        segments, each tool call by its index), so the message built equals the non-streamed
-        one. Raises `StreamInterrupted` (with the partial message) when the stream ends without
-        a finish reason, and `ProviderError` for an error inside it.
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        """Warnings, then deltas and part ends as the endpoint streams them, then the complete
+        `ModelResponse`.
+
+        Parts open where they first appear (the reasoning, each `reasoning_details` item by its
+        index and type, the content, each of its `<think>` segments or chunk runs, each tool
+        call by its index) and end when the next one opens, so the message built equals the
+        non-streamed one. Raises `StreamInterrupted` (with the partial message) when the
+        stream ends without a finish reason, and `ProviderError` for an error inside it.
         """
+        params, warnings = self._prepare(request)
+        for warning in warnings:
+            yield warning
+        if self._dialect.stream_usage:
+            params["stream_options"] = {"include_usage": True}
         try:
-            chunks = await self.client.chat.completions.create(
-                **self.build_request(request), stream=True, stream_options={"include_usage": True}
-            )
+            chunks = await self.client.chat.completions.create(**params, stream=True)
         except openai.OpenAIError as exc:
             raise self.map_error(exc) from exc
-        builder = StreamBuilder(json_arguments=False)
-        splitter = ThinkTagSplitter(self._tags) if self._tags is not None else None
-        response = _ResponseFields(self.model_name)
+        state = _ChatStream(self.model_name, self._fields, self._tags)
         try:
             async with chunks:
                 async for chunk in chunks:
-                    delta = response.fold(chunk)
-                    if delta is None:
-                        continue  # the usage chunk, or one of Azure's filter chunks: no part
-                    # (a delta's `role`, and the legacy `function_call` that `tool_calls`
-                    # replaced, make no part either)
-                    reasoning = _reasoning(delta.model_extra, self._fields)
-                    if reasoning and (event := builder.thinking(_REASONING, reasoning)):
+                    for event in state.fold(chunk):
                         yield event
-                    if delta.content:
-                        for event in _content(builder, splitter, delta.content):
-                            yield event
-                    if delta.tool_calls and splitter is not None:  # the content is over
-                        for event in _segments(builder, splitter.end()):
-                            yield event
-                    for call in delta.tool_calls or ():
-                        if event := _tool_call(builder, call):
-                            yield event
         except (openai.OpenAIError, *STREAM_BREAKS) as exc:  # a break, or an error event
-            raise self._stream_error(exc, builder, response.model, "its finish_reason") from exc
-        for event in _segments(builder, splitter.end()) if splitter is not None else ():
+            raise self._stream_error(exc, state.builder, state.model, "its finish_reason") from exc
+        if state.finish is None:
+            raise self._stream_error(None, state.builder, state.model, "its finish_reason")
+        for event in state.close():
             yield event
-        if response.finish is None:
-            raise self._stream_error(None, builder, response.model, "its finish_reason")
-        yield ModelResponse(response.message(builder, self.scope))
+        response = state.response(self.scope)
+        for warning in response.warnings:
+            yield warning
+        yield ModelResponse(response.message, (*warnings, *response.warnings))
 
     def map_error(self, exc: BaseException) -> BaseException:
         """The `ProviderError` for an SDK exception (the service's message, status and type,
@@ -318,8 +415,9 @@ class OpenAIChatModel(OpenAIAdapter):
             add_hint(
                 error,
                 f"Hint: this endpoint wants reasoning_content back on assistant turns, which "
-                f"dialect {self.scope!r} never sends: use dialect='deepseek' (or a "
-                "ChatDialect with replay='tool_turns').",
+                f"dialect {self.scope!r} never sends: use its own dialect ('deepseek', "
+                "'moonshot'...) or a ChatDialect with replay='tool_turns' and "
+                "missing_reasoning='empty'.",
             )
         return error
 
@@ -329,21 +427,90 @@ class OpenAIChatModel(OpenAIAdapter):
         return _FINISH.get(raw) if raw is not None else None
 
 
-class _ResponseFields:
-    """What a stream's chunks say about the response as a whole: its id, model, usage, finish
-    reason and refusal."""
+class _ChatStream:
+    """One streamed response: the builder its deltas fold into, the part that is open (each
+    part ends when another opens), and what the chunks say about the response as a whole (id,
+    model, usage, finish reason, refusal, parts of unknown shape)."""
 
-    __slots__ = ("finish", "id", "model", "refusal", "usage")
+    __slots__ = (
+        "_calls",
+        "_fields",
+        "_items",
+        "_open",
+        "_run",
+        "_splitter",
+        "builder",
+        "finish",
+        "id",
+        "model",
+        "refusal",
+        "unknown",
+        "usage",
+    )
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, fields: tuple[str, ...], tags: tuple[str, str] | None) -> None:
+        self.builder = StreamBuilder(json_arguments=False)
+        self._fields = fields
+        self._splitter = ThinkTagSplitter(tags) if tags is not None else None
+        self._open: object = None
+        self._calls: set[int] = set()  # the tool calls opened (ended with the choice)
+        self._items: set[object] = set()  # the reasoning_details items seen
+        self._run: tuple[str, int] = ("", -1)  # the kind and number of the open chunk run
         self.id: str | None = None
         self.model = model
         self.usage: CompletionUsage | None = None
         self.finish: str | None = None
         self.refusal: list[str] = []
+        self.unknown: dict[str, list[JsonValue]] = {}
 
-    def fold(self, chunk: ChatCompletionChunk) -> ChoiceDelta | None:
-        """Take a chunk's response fields; its first choice's delta, when it has one."""
+    def fold(self, chunk: ChatCompletionChunk) -> list[ModelStreamEvent]:
+        """The events one chunk makes."""
+        delta = self._response_fields(chunk)
+        if delta is None:
+            return []  # the usage chunk, or one of Azure's filter chunks: no part
+        # (a delta's `role`, and the legacy `function_call` that `tool_calls` replaced, make
+        # no part either)
+        events: list[ModelStreamEvent] = []
+        extra = delta.model_extra or {}
+        if extra.get(DETAILS_KEY):
+            self._details(extra[DETAILS_KEY], events)
+        elif (reasoning := _reasoning(extra, self._fields)) is not None:
+            self._add(events, _REASONING, self.builder.thinking(_REASONING, reasoning))
+        content: object = delta.content
+        if isinstance(content, list):
+            self._chunks(cast("list[object]", content), events)
+        elif isinstance(content, str) and content:
+            self._text(content, events)
+        if delta.tool_calls:
+            self._segments(self._splitter.end() if self._splitter is not None else [], events)
+            for call in delta.tool_calls:
+                self._add(events, call.index, _tool_call(self.builder, call))
+        return events
+
+    def close(self) -> list[ModelStreamEvent]:
+        """The events of the end of the choice: the content's held-back `<think>` pieces, then
+        the end of the open part and of every tool call, in index order."""
+        events: list[ModelStreamEvent] = []
+        self._segments(self._splitter.end() if self._splitter is not None else [], events)
+        for key in (self._open, *sorted(self._calls)):
+            end = self.builder.end(key) if key is not None else None
+            if end is not None:
+                events.append(end)
+        return events
+
+    def response(self, scope: str) -> ModelResponse:
+        """The complete response, once the finish reason has arrived."""
+        message = self.builder.message(
+            scope=scope,
+            model=self.model,
+            usage=_usage(self.usage),
+            finish_reason=OpenAIChatModel.map_finish_reason(self.finish),
+            id=self.id,
+            provider_details=_details(self.finish, "".join(self.refusal) or None, self.unknown),
+        )
+        return ModelResponse(message, _unknown_warnings(self.unknown, scope))
+
+    def _response_fields(self, chunk: ChatCompletionChunk) -> ChoiceDelta | None:
         # Azure opens with a prompt-filter chunk (empty id and model, no choices) and may send
         # content-filter chunks without a delta: the id is the first non-empty one, the model
         # the last non-empty one, as in the non-streamed response.
@@ -363,36 +530,96 @@ class _ResponseFields:
             self.refusal.append(delta.refusal)
         return delta
 
-    def message(self, builder: StreamBuilder, scope: str) -> Message:
-        return builder.message(
-            scope=scope,
-            model=self.model,
-            usage=_usage(self.usage),
-            finish_reason=OpenAIChatModel.map_finish_reason(self.finish),
-            id=self.id,
-            provider_details=_details(self.finish, "".join(self.refusal) or None),
-        )
-
-
-def _content(
-    builder: StreamBuilder, splitter: ThinkTagSplitter | None, text: str
-) -> Sequence[ThinkingDelta | TextDelta]:
-    """The deltas for a content fragment: one text part, or its `<think>` segments."""
-    if splitter is not None:
-        return _segments(builder, splitter.feed(text))
-    delta = builder.text(_CONTENT, text)
-    return (delta,) if delta is not None else ()
-
-
-def _segments(builder: StreamBuilder, pieces: list[Segment]) -> list[ThinkingDelta | TextDelta]:
-    """The deltas for split content, each `<think>` segment its own part."""
-    deltas: list[ThinkingDelta | TextDelta] = []
-    for number, thinking, text in pieces:
-        key = (_SEGMENT, number)
-        delta = builder.thinking(key, text) if thinking else builder.text(key, text)
+    def _add(
+        self,
+        events: list[ModelStreamEvent],
+        key: object,
+        delta: ThinkingDelta | TextDelta | ToolCallDelta | None,
+    ) -> None:
+        """Record that `key` is the open part (ending the one before it), then its delta.
+        Tool calls end with the choice: a call's argument fragments may still come after the
+        next call has begun."""
+        if isinstance(key, int):
+            self._calls.add(key)
+        elif key != self._open:
+            end = self.builder.end(self._open) if self._open is not None else None
+            if end is not None:
+                events.append(end)
+            self._open = key
         if delta is not None:
-            deltas.append(delta)
-    return deltas
+            events.append(delta)
+
+    def _details(self, raw: object, events: list[ModelStreamEvent]) -> None:
+        """Fold `reasoning_details` fragments into blocks keyed by item index and type: text
+        and summaries accumulate, a signature or an encrypted payload arrives whole."""
+        for value in cast("list[object]", raw) if isinstance(raw, list) else [raw]:
+            item = plain(value)
+            kind = item.get("type") if item is not None else None
+            if item is None or (kind != ENCRYPTED and kind not in DETAIL_TEXT):
+                kept = self.unknown.setdefault(UNKNOWN_DETAILS, [])
+                at = len(self._items) + len(kept)
+                kept.append({"position": at, "item": cast("JsonValue", item or value)})
+                continue
+            key = (_DETAIL, item.get("index"), kind)
+            self._items.add(key)
+            details = detail_fields(item)
+            if kind == ENCRYPTED:
+                data = item.get("data")
+                delta = self.builder.thinking(
+                    key, redacted=data if isinstance(data, str) else None, details=details
+                )
+            else:
+                text = item.get(DETAIL_TEXT[cast("str", kind)])
+                signature = item.get("signature")
+                delta = self.builder.thinking(
+                    key,
+                    text if isinstance(text, str) else "",
+                    signature=signature if isinstance(signature, str) and signature else None,
+                    details=details,
+                )
+            self._add(events, key, delta)
+
+    def _chunks(self, chunks: list[object], events: list[ModelStreamEvent]) -> None:
+        """Fold content chunks: consecutive fragments of one kind make one part."""
+        for value in chunks:
+            chunk = content_chunk(value)
+            kind = chunk.get("type") if chunk is not None else None
+            text = (
+                thinking_text(chunk.get("thinking"))
+                if chunk is not None and kind == "thinking"
+                else chunk.get("text")
+                if chunk is not None and kind == "text"
+                else None
+            )
+            if chunk is None or not isinstance(text, str):
+                kept = self.unknown.setdefault(UNKNOWN_CONTENT, [])
+                at = self._run[1] + 1 + len(kept)
+                kept.append({"position": at, "chunk": cast("JsonValue", chunk or value)})
+                continue
+            if self._run[0] != kind:
+                self._run = (cast("str", kind), self._run[1] + 1)
+            key = (_CHUNK, self._run[1])
+            if kind == "thinking":
+                extra = {k: v for k, v in chunk.items() if k not in ("type", "thinking")}
+                self._add(events, key, self.builder.thinking(key, text, details=extra or None))
+            else:
+                self._add(events, key, self.builder.text(key, text))
+
+    def _text(self, text: str, events: list[ModelStreamEvent]) -> None:
+        """Fold a content fragment: one text part, or its `<think>` segments."""
+        if self._splitter is not None:
+            self._segments(self._splitter.feed(text), events)
+        else:
+            self._add(events, _CONTENT, self.builder.text(_CONTENT, text))
+
+    def _segments(self, pieces: list[Segment], events: list[ModelStreamEvent]) -> None:
+        """Fold split content, each `<think>` segment its own part."""
+        for number, thinking, text in pieces:
+            key = (_SEGMENT, number)
+            builder = self.builder
+            self._add(
+                events, key, builder.thinking(key, text) if thinking else builder.text(key, text)
+            )
 
 
 def _tool_call(builder: StreamBuilder, call: ChoiceDeltaToolCall) -> ToolCallDelta | None:
@@ -414,6 +641,18 @@ def _reasoning(extra: Mapping[str, Any] | None, fields: Sequence[str]) -> str | 
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def _same_vendor(model_name: str) -> Callable[[Message], bool]:
+    """OpenRouter's rule for its own messages: a proof goes back to a model of the vendor that
+    issued it (`anthropic/...` to `anthropic/...`), never across vendors behind the router."""
+    vendor = model_name.split("/", 1)[0].lower() if "/" in model_name else None
+
+    def readable(message: Message) -> bool:
+        model = message.model or ""
+        return vendor is None or ("/" in model and model.split("/", 1)[0].lower() == vendor)
+
+    return readable
 
 
 def _client_from_environment(dialect: ChatDialect | None) -> openai.AsyncOpenAI:
@@ -440,25 +679,36 @@ def _client_from_environment(dialect: ChatDialect | None) -> openai.AsyncOpenAI:
 
 
 def _assistant(
-    message: Message, with_reasoning: bool, field: str | None, tags: tuple[str, str] | None
+    message: Message, with_reasoning: bool, own: bool, dialect: ChatDialect
 ) -> dict[str, Any] | None:
-    """An assistant message on the wire: its text (with its reasoning inline between `tags`),
-    its reasoning in `field`, its tool calls; None when it has nothing to send."""
+    """An assistant message on the wire: its text (with its reasoning inline between tags, or
+    as `thinking` chunks), its reasoning in the dialect's field or as `reasoning_details`, its
+    tool calls; None when it has nothing to send."""
+    source = dialect.reasoning
     segments: list[tuple[bool, str]] = []
-    reasoning: list[str] = []
+    chunks: list[dict[str, Any]] = []
+    texts: list[str] = []
+    details: list[ThinkingBlock] = []
     calls: list[dict[str, Any]] = []
     for part in message.parts:
         if isinstance(part, ThinkingBlock):
-            # for_scope already removed other scopes' reasoning; a redacted payload has
-            # no text to send in any dialect.
-            if with_reasoning and part.text and part.redacted is None:
-                if field is None:
-                    segments.append((True, part.text))
-                else:
-                    reasoning.append(part.text)
+            # for_scope already removed other scopes' reasoning
+            if not with_reasoning:
+                continue
+            if _from_detail(part):
+                details.append(part)
+            elif part.redacted is not None or not part.text:
+                continue  # no text to send in any shape but its own item
+            elif source == "content_chunks":
+                chunks.append(thinking_chunk(part))
+            elif source == "think_tags":
+                segments.append((True, part.text))
+            else:
+                texts.append(part.text)
         elif isinstance(part, TextPart):
             if part.text:
                 segments.append((False, part.text))
+                chunks.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolCall):
             calls.append(
                 {
@@ -467,20 +717,53 @@ def _assistant(
                     "function": {"name": part.name, "arguments": arguments_json(part)},
                 }
             )
-    if tags is not None:
-        content = join_think_tags(segments, tags)
+    # what this version did not know goes back in place, to its own scope only (the unknown
+    # reasoning items with the reasoning, the unknown content chunks with the content)
+    provider = (message.provider_details or {}) if own else {}
+    unknown_chunks = provider.get(UNKNOWN_CONTENT)
+    content: str | list[Any]
+    if source == "think_tags":
+        content = join_think_tags(segments, dialect.tags)
+    elif any(c["type"] == "thinking" for c in chunks) or unknown_chunks:
+        content = _with_unknown(chunks, unknown_chunks, "chunk")
     else:
         content = "".join(text for _, text in segments)
-    if not content and not calls and not reasoning:
+    unknown_items = provider.get(UNKNOWN_DETAILS) if with_reasoning else None
+    items, unplaced = detail_items(details, unknown_items)
+    texts += unplaced
+    if not content and not calls and not texts and not items:
         return None
     wire: dict[str, Any] = {"role": "assistant", "content": content or None}
-    if reasoning and field is not None:
-        wire[field] = "\n\n".join(reasoning)
+    field = dialect.reasoning_field
+    if items:
+        wire[DETAILS_KEY] = items
+    if texts:
+        wire[field or "reasoning_content"] = "\n\n".join(texts)
+    elif field is not None and calls and not own and dialect.missing_reasoning == "empty":
+        wire[field] = ""  # the documented placeholder: another provider's turn
     if calls:
         wire["tool_calls"] = calls
     elif wire["content"] is None:
         wire["content"] = ""
     return wire
+
+
+def _from_detail(block: ThinkingBlock) -> bool:
+    """Whether a block came from a `reasoning_details` item (and goes back as one)."""
+    kind = (block.provider_details or {}).get("type")
+    return kind == ENCRYPTED or kind in DETAIL_TEXT
+
+
+def _with_unknown(chunks: list[dict[str, Any]], unknown: object, key: str) -> list[Any]:
+    """`chunks` with the kept unknown ones back at their positions."""
+    out: list[Any] = list(chunks)
+    for entry in cast("list[object]", unknown) if isinstance(unknown, list) else []:
+        if isinstance(entry, dict):
+            entry = cast("dict[str, Any]", entry)
+            position = entry.get("position")
+            at = position if isinstance(position, int) else len(out)
+            out.insert(min(at, len(out)), entry.get(key))
+    return out
 
 
 def _replayed(messages: Sequence[Message], rule: ReplayRule, scope: str) -> set[int]:
@@ -515,6 +798,22 @@ def _replayed(messages: Sequence[Message], rule: ReplayRule, scope: str) -> set[
     return chosen
 
 
+def _tool(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": name, "parameters": parameters}
+    if description:
+        function["description"] = description
+    return {"type": "function", "function": function}
+
+
+def _json_schema(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The `json_schema` of a `response_format` (strict where the schema already meets the
+    strict-mode rules: every object closed and all its properties required)."""
+    out: dict[str, Any] = {"name": name, "schema": schema, "strict": strict_schema(schema)}
+    if description:
+        out["description"] = description
+    return out
+
+
 def _named_tool_choice(name: str) -> dict[str, Any]:
     return {"type": "function", "function": {"name": name}}
 
@@ -536,10 +835,22 @@ def _usage(usage: CompletionUsage | None) -> Usage:
     )
 
 
-def _details(raw_finish: str | None, refusal: str | None) -> ProviderDetails | None:
+def _details(
+    raw_finish: str | None, refusal: str | None, unknown: Mapping[str, list[JsonValue]]
+) -> ProviderDetails | None:
     details: ProviderDetails = {}
     if raw_finish is not None:
         details["finish_reason"] = raw_finish
     if refusal:
         details["refusal"] = refusal
+    for key, kept in unknown.items():
+        if kept:
+            details[key] = list(kept)
     return details or None
+
+
+def _unknown_warnings(
+    unknown: Mapping[str, list[JsonValue]], scope: str
+) -> tuple[WarningEvent, ...]:
+    names = {UNKNOWN_DETAILS: "reasoning_details items", UNKNOWN_CONTENT: "content chunks"}
+    return tuple(unknown_warning(names[k], len(v), scope) for k, v in unknown.items() if v)

@@ -28,9 +28,8 @@ show. See `docs/providers/openai.md`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
 from typing import Any, cast
-from urllib.parse import urlsplit
 
 import openai
 from openai.types.responses import (
@@ -47,6 +46,7 @@ from openai.types.responses import (
     ResponseReasoningItem,
     ResponseReasoningSummaryPartAddedEvent,
     ResponseReasoningTextDeltaEvent,
+    ResponseStreamEvent,
     ResponseUsage,
 )
 from pydantic import JsonValue
@@ -54,7 +54,9 @@ from pydantic import JsonValue
 from ...errors import ConfigurationError, ProviderError
 from ...history import ForeignReasoning, for_scope
 from ...messages import (
+    Document,
     FinishReason,
+    Image,
     Message,
     Part,
     ProviderDetails,
@@ -64,28 +66,46 @@ from ...messages import (
     ToolResult,
     Usage,
 )
-from ...stream import StreamBuilder, ThinkingDelta, ToolCallDelta
+from ...stream import StreamBuilder, ThinkingDelta, ToolCallDelta, WarningEvent
 from .._common import (
     UNREADABLE,
     arguments_json,
     copy_settings,
+    endpoint_host,
     merge_settings,
     request_options,
     unreadable,
 )
-from ..base import ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
+from ..base import (
+    MediaSupport,
+    ModelProfile,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    ModelStreamEvent,
+)
+from ._thinking import responses_effort
 from ._wire import (
     SDK_ERRORS,
     STREAM_BREAKS,
     OpenAIAdapter,
     OpenAIThinking,
     client_from_environment,
+    data_url,
+    file_name,
     redact,
     set_tool_choice,
+    strict_schema,
     user_items,
 )
 
-__all__ = ["AZURE_RESPONSES_SCOPE", "RESPONSES_SCOPE", "OpenAIResponsesModel", "responses_scope"]
+__all__ = [
+    "AZURE_RESPONSES_SCOPE",
+    "LOCAL_RESPONSES_SCOPE",
+    "RESPONSES_SCOPE",
+    "OpenAIResponsesModel",
+    "responses_scope",
+]
 
 RESPONSES_SCOPE = "openai-responses"
 """The scope of messages from OpenAI's Responses API (its encrypted reasoning is valid only
@@ -94,11 +114,37 @@ there)."""
 AZURE_RESPONSES_SCOPE = "azure-responses"
 """The scope of messages from an Azure OpenAI Responses deployment."""
 
+LOCAL_RESPONSES_SCOPE = "openai-responses@localhost"
+"""The scope of messages from a Responses server on this machine (any port)."""
+
 _AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 _DEFAULT_THINKING = OpenAIThinking(summary="auto")
 """Without a thinking config: the model's default effort, with summaries to show."""
+
+_MB = 1024 * 1024
+_PROFILE = ModelProfile(
+    native_output=True,
+    media=MediaSupport(
+        frozenset(
+            {
+                "image/png",
+                "image/jpeg",
+                "image/gif",
+                "image/webp",
+                "application/pdf",
+                "text/*",
+                "application/json",
+                "application/vnd.openxmlformats-officedocument.*",
+            }
+        ),
+        urls=True,
+        max_bytes=20 * _MB,
+        in_tool_results=True,
+    ),
+)
+"""Images and files by bytes or URL (20 MB each, the images' limit), also in tool results
+(developers.openai.com/api/docs/guides/images-vision, .../file-inputs)."""
 
 _SEPARATOR = "\n\n"
 """How the summary parts of one reasoning item are joined into its block's text."""
@@ -116,30 +162,23 @@ def responses_scope(client: object) -> str:
 
     `"openai-responses"` for api.openai.com, `"azure-responses"` for an `AsyncAzureOpenAI`
     client or an Azure OpenAI host (`*.openai.azure.com`, `*.cognitiveservices.azure.com`, as
-    used with a plain client on Azure's `/openai/v1/` path), and `"openai-responses@<host>"`
-    (with the port when it is not the scheme's default) for any other endpoint: a gateway, a
-    local server, another vendor's Responses API. Encrypted reasoning from one of these is
-    never replayed to another.
+    used with a plain client on Azure's `/openai/v1/` path), `"openai-responses@localhost"` for
+    any server on this machine (`localhost`, `127.*`, `::1`, whatever its port: a local server,
+    the emulator, whose ports change from run to run), and `"openai-responses@<host>"` (with the
+    port when it is not the scheme's default) for any other endpoint: a gateway, another
+    vendor's Responses API. Encrypted reasoning from one of these is never replayed to another;
+    give `scope=` to tell two local servers apart.
     """
     if isinstance(client, openai.AsyncAzureOpenAI):
         return AZURE_RESPONSES_SCOPE
     base_url = getattr(client, "base_url", None)
     if base_url is None:
         return RESPONSES_SCOPE
-    url = urlsplit(str(base_url))
-    host = (url.hostname or "").lower()
+    host = endpoint_host(base_url)
     if host == "api.openai.com":
         return RESPONSES_SCOPE
-    if host.endswith(_AZURE_HOSTS):
+    if host.split(":")[0].endswith(_AZURE_HOSTS):
         return AZURE_RESPONSES_SCOPE
-    if ":" in host:  # IPv6
-        host = f"[{host}]"
-    try:
-        port = url.port
-    except ValueError:
-        port = None
-    if port is not None and port != _DEFAULT_PORTS.get(url.scheme.lower()):
-        host = f"{host}:{port}"
     return f"{RESPONSES_SCOPE}@{host}"
 
 
@@ -177,6 +216,17 @@ class OpenAIResponsesModel(OpenAIAdapter):
     ) -> None:
         if client is None:
             client = client_from_environment()
+        if isinstance(thinking, OpenAIThinking):
+            extra = [
+                name
+                for name in ("enabled", "format", "split", "preserve", "budget_tokens")
+                if getattr(thinking, name) is not None
+            ]
+            if extra:
+                raise ConfigurationError(
+                    f"the Responses API has no switch for OpenAIThinking.{extra[0]}: set "
+                    "effort (and summary), or use OpenAIChatModel with the endpoint's dialect"
+                )
         super().__init__(
             model_name,
             client=client,
@@ -194,13 +244,25 @@ class OpenAIResponsesModel(OpenAIAdapter):
         """Whether the service keeps responses (`store`); False: reasoning travels encrypted."""
         return self._store
 
+    @property
+    def profile(self) -> ModelProfile:
+        """Images (`input_image`) and files (`input_file`: PDFs, text and office documents) by
+        bytes or URL, also in tool results; a JSON-schema `text.format` together with tools and
+        reasoning."""
+        return _PROFILE
+
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for `client.responses.create` (without `stream`).
 
-        Raises `ConfigurationError` for a `tool_choice` naming no tool on offer and for
-        `stop_sequences` (the Responses API has none).
+        Raises `ConfigurationError` for a `tool_choice` naming no tool on offer, for
+        `stop_sequences` (the Responses API has none) and for media it does not take.
         """
+        return self._prepare(request)[0]
+
+    def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
+        """The request's keyword arguments and the warnings for what had to be adjusted."""
         settings = merge_settings(self.settings, request.settings)
+        _PROFILE.media.check(request.messages)
         params: dict[str, Any] = {
             "model": self.model_name,
             "input": self.build_messages(request.messages),
@@ -209,7 +271,13 @@ class OpenAIResponsesModel(OpenAIAdapter):
         }
         if request.instructions:
             params["instructions"] = request.instructions
-        reasoning = (self.thinking or _DEFAULT_THINKING).to_param()
+        thinking = self.thinking or _DEFAULT_THINKING
+        effort, warnings = responses_effort(
+            self.model_name, thinking, settings.get("thinking"), scope=self.scope
+        )
+        reasoning = {
+            k: v for k, v in (("effort", effort), ("summary", thinking.summary)) if v is not None
+        }
         if reasoning:
             params["reasoning"] = reasoning
         if request.tools:
@@ -224,6 +292,17 @@ class OpenAIResponsesModel(OpenAIAdapter):
                 for tool in request.tools
             ]
             set_tool_choice(params, settings, request.tools, _named_tool_choice)
+        output = request.output
+        if output is not None and output.mode == "native":
+            text_format: dict[str, Any] = {
+                "type": "json_schema",
+                "name": output.name,
+                "schema": output.schema,
+                "strict": strict_schema(output.schema),
+            }
+            if output.description:
+                text_format["description"] = output.description
+            params["text"] = {"format": text_format}
         if settings.get("stop_sequences"):
             raise ConfigurationError(
                 "the Responses API has no stop sequences: remove stop_sequences from the "
@@ -235,29 +314,34 @@ class OpenAIResponsesModel(OpenAIAdapter):
             max_tokens="max_output_tokens",
             temperature="temperature",
             top_p="top_p",
+            prompt_cache_key="prompt_cache_key",
         )
         request_options(params, settings, self._extra_body, self._extra_headers)
-        return params
+        return params, tuple(warnings)
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The `input` items for a history, with this scope's reasoning replayed.
 
-        - User turns: their tool results as `function_call_output` items, then their text as a
-          `user` message.
+        - User turns: their tool results as `function_call_output` items (with their images
+          and files as `input_image`/`input_file` parts), then their text, images and files as
+          a `user` message.
         - This scope's assistant turns, item by item in their original order: reasoning items
-          byte for byte (`id`, `summary`, `encrypted_content`, and `content` when it came),
+          as they came (`id`, `summary`, `encrypted_content`, and `content` when it came),
           function calls with their `fc_` id and exact arguments, text as output messages with
           their `msg_` id. A reasoning item goes back only immediately before the item that
-          followed it: when that item is not sent, neither is the reasoning; when a reasoning
-          item cannot be sent (no `encrypted_content` with `store=False`), the item after it
-          goes back without its id, so the service never looks for the missing reasoning.
+          followed it: when that item is not sent, neither is the reasoning; a reasoning item
+          goes back when it can be read there: with its `encrypted_content`, by its id with
+          `store=True`, or, unsigned, with its reasoning text as it came (DeepSeek's
+          `reasoning_text` items). One that cannot (no `encrypted_content` with `store=False`,
+          nothing to read) is left out, and the item after it goes back without its id, so the
+          service never looks for the missing reasoning.
         - Other scopes' turns: text as assistant messages and function calls without item ids;
           their reasoning is dropped (or sent as text with `foreign_reasoning="text"`).
         """
         out: list[dict[str, Any]] = []
         for message in for_scope(messages, self.scope, foreign_reasoning=self.foreign_reasoning):
             if message.role == "user":
-                out += user_items(message, _call_output, "input_text")
+                out += user_items(message, _call_output, _input_content)
             elif message.scope == self.scope:
                 out.extend(_native_items(message.parts, store=self._store))
             else:
@@ -265,15 +349,16 @@ class OpenAIResponsesModel(OpenAIAdapter):
         return out
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params = self.build_request(request)
+        params, warnings = self._prepare(request)
         try:
             response = cast("Response", await self.client.responses.create(**params))
         except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
-            return self.parse_response(response)
+            parsed = self.parse_response(response)
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
+        return ModelResponse(parsed.message, warnings)
 
     def parse_response(self, response: Response) -> ModelResponse:
         """The shared form of an SDK `Response`: its output items in order, usage, finish
@@ -283,54 +368,32 @@ class OpenAIResponsesModel(OpenAIAdapter):
         return ModelResponse(self._message(response, _output_parts(response.output)))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        """Deltas as the service streams them, then the complete `ModelResponse`: parts keyed by
-        output index (text by output and content index), with what `output_item.done` carries
-        folded in, so it equals the non-streamed one. Raises `ProviderError` for an `error` or
+        """Warnings, then deltas and part ends as the service streams them, then the complete
+        `ModelResponse`: parts keyed by output index (text by output and content index), with
+        what `output_item.done` carries folded in (and each part of the item ended there), so
+        it equals the non-streamed one. Raises `ProviderError` for an `error` or
         `response.failed` event, `StreamInterrupted` (with the partial message) for a cut one."""
+        params, warnings = self._prepare(request)
+        for warning in warnings:
+            yield warning
         try:
-            events = await self.client.responses.create(**self.build_request(request), stream=True)
+            events = await self.client.responses.create(**params, stream=True)
         except openai.OpenAIError as exc:
             raise self.map_error(exc) from exc
-        builder, items = StreamBuilder(json_arguments=False), _Items()
-        model, final = self.model_name, None
+        state = _ResponseStream(self.model_name)
         try:
             async with events:
                 async for event in events:
-                    if event.type == "response.reasoning_summary_text.delta":
-                        delta = builder.thinking(event.output_index, event.delta)
-                    elif (
-                        event.type == "response.output_text.delta"
-                        or event.type == "response.refusal.delta"
-                    ):
-                        delta = builder.text((event.output_index, event.content_index), event.delta)
-                    elif event.type == "response.function_call_arguments.delta":
-                        delta = builder.tool_call(event.output_index, arguments=event.delta)
-                    elif event.type == "response.reasoning_summary_part.added":
-                        delta = items.summary_part(builder, event)
-                    elif event.type == "response.reasoning_text.delta":
-                        delta = items.reasoning_text(builder, event)
-                    elif event.type == "response.output_item.added":
-                        delta = items.added(builder, event)
-                    elif event.type == "response.content_part.added":
-                        delta = items.part_added(builder, event)
-                    elif event.type == "response.output_item.done":
-                        delta = items.done(builder, event)
-                    elif event.type == "response.created":
-                        model, delta = event.response.model or model, None
-                    elif event.type == "response.completed" or event.type == "response.incomplete":
-                        final, delta = event.response, None
-                    elif event.type == "response.failed" or event.type == "error":
+                    if event.type == "response.failed" or event.type == "error":
                         raise _event_error(event, self.scope, self._secrets)
-                    else:  # the rest make no part (see the module docstring)
-                        delta = None
-                    if delta is not None:
+                    for delta in state.fold(event):
                         yield delta
         except (openai.OpenAIError, *STREAM_BREAKS) as exc:  # a break, or an error event
-            raise self._stream_error(exc, builder, model, "response.completed") from exc
-        if final is None:
-            raise self._stream_error(None, builder, model, "response.completed")
-        parts = builder.message(scope=self.scope, model=model).parts
-        yield ModelResponse(self._message(final, parts))
+            raise self._stream_error(exc, state.builder, state.model, "response.completed") from exc
+        if state.final is None:
+            raise self._stream_error(None, state.builder, state.model, "response.completed")
+        parts = state.builder.message(scope=self.scope, model=state.model).parts
+        yield ModelResponse(self._message(state.final, parts), warnings)
 
     # map_error is OpenAIAdapter's: the service's error as it came, credentials masked.
 
@@ -359,54 +422,84 @@ class OpenAIResponsesModel(OpenAIAdapter):
         )
 
 
-class _Items:
-    """What a stream needs to remember about its output items: each reasoning item's id by
-    output index (the item after one points back at it), which reasoning items have summary
-    parts (those are the block's text; reasoning-text parts are only when there are none, as in
-    the non-streamed message), and which reasoning-text part each is showing."""
+class _ResponseStream:
+    """One streamed response: the builder its events fold into, and what the stream needs to
+    remember about its output items: each reasoning item's id by output index (the item after
+    one points back at it), which reasoning items have summary parts (those are the block's
+    text; reasoning-text parts are only when there are none, as in the non-streamed message),
+    which reasoning-text part each is showing, and the keys of each item's parts (ended when
+    the item is done)."""
 
-    __slots__ = ("_reasoning", "_summarised", "_text_part")
+    __slots__ = ("_keys", "_reasoning", "_summarised", "_text_part", "builder", "final", "model")
 
-    def __init__(self) -> None:
-        self._reasoning: dict[int, str] = {}
+    def __init__(self, model: str) -> None:
+        self.builder = StreamBuilder(json_arguments=False)
+        self.model = model
+        self.final: Response | None = None
+        self._reasoning: dict[int, str | None] = {}
         self._summarised: set[int] = set()
         self._text_part: dict[int, int] = {}
+        self._keys: dict[int, list[Hashable]] = {}
 
-    def added(
-        self, builder: StreamBuilder, event: ResponseOutputItemAddedEvent
-    ) -> ToolCallDelta | None:
+    def fold(self, event: ResponseStreamEvent) -> Sequence[ModelStreamEvent]:
+        """The events one stream event makes (the rest make no part: see the module
+        docstring)."""
+        builder = self.builder
+        delta: ModelStreamEvent | None = None
+        if event.type == "response.reasoning_summary_text.delta":
+            delta = builder.thinking(event.output_index, event.delta)
+        elif event.type == "response.output_text.delta" or event.type == "response.refusal.delta":
+            delta = builder.text((event.output_index, event.content_index), event.delta)
+        elif event.type == "response.function_call_arguments.delta":
+            delta = builder.tool_call(event.output_index, arguments=event.delta)
+        elif event.type == "response.reasoning_summary_part.added":
+            delta = self._summary_part(event)
+        elif event.type == "response.reasoning_text.delta":
+            delta = self._reasoning_text(event)
+        elif event.type == "response.output_item.added":
+            delta = self._added(event)
+        elif event.type == "response.content_part.added":
+            self._part_added(event)
+        elif event.type == "response.output_item.done":
+            return self._done(event)
+        elif event.type == "response.created":
+            self.model = event.response.model or self.model
+        elif event.type == "response.completed" or event.type == "response.incomplete":
+            self.final = event.response
+        return (delta,) if delta is not None else ()
+
+    def _added(self, event: ResponseOutputItemAddedEvent) -> ToolCallDelta | None:
         """Open the part of a reasoning item or a function call (a message's text parts open
         with their `content_part.added`; built-in tools' items make no part)."""
         item, key = event.item, event.output_index
         if item.type == "reasoning":
-            self._reasoning[key] = item.id
-            builder.thinking(key, id=item.id)
+            item_id = _item_id(item)
+            self._reasoning[key] = item_id
+            self._keys[key] = [key]
+            self.builder.thinking(key, id=item_id)
         elif item.type == "function_call":
+            self._keys[key] = [key]
             details: ProviderDetails | None = {"item_id": item.id} if item.id is not None else None
-            return builder.tool_call(
+            return self.builder.tool_call(
                 key, id=item.call_id, name=item.name, arguments=item.arguments, details=details
             )
         return None
 
-    def part_added(self, builder: StreamBuilder, event: ResponseContentPartAddedEvent) -> None:
+    def _part_added(self, event: ResponseContentPartAddedEvent) -> None:
         """Open a message's text (or refusal) part at its place (a reasoning item's text parts
         go into its block)."""
         if event.part.type != "reasoning_text":
-            builder.text(
-                (event.output_index, event.content_index), details={"item_id": event.item_id}
-            )
+            key = (event.output_index, event.content_index)
+            self._keys.setdefault(event.output_index, []).append(key)
+            self.builder.text(key, details={"item_id": event.item_id})
 
-    def summary_part(
-        self, builder: StreamBuilder, event: ResponseReasoningSummaryPartAddedEvent
-    ) -> ThinkingDelta | None:
+    def _summary_part(self, event: ResponseReasoningSummaryPartAddedEvent) -> ThinkingDelta | None:
         """A blank line before each summary part but the first."""
         key = event.output_index
         self._summarised.add(key)
-        return builder.thinking(key, _SEPARATOR) if event.summary_index else None
+        return self.builder.thinking(key, _SEPARATOR) if event.summary_index else None
 
-    def reasoning_text(
-        self, builder: StreamBuilder, event: ResponseReasoningTextDeltaEvent
-    ) -> ThinkingDelta | None:
+    def _reasoning_text(self, event: ResponseReasoningTextDeltaEvent) -> ThinkingDelta | None:
         """Reasoning text, when the item has no summary (a blank line between its parts)."""
         key, number, text = event.output_index, event.content_index, event.delta
         if key in self._summarised:
@@ -414,27 +507,35 @@ class _Items:
         if self._text_part.get(key, 0) != number:
             self._text_part[key] = number
             text = _SEPARATOR + text
-        return builder.thinking(key, text)
+        return self.builder.thinking(key, text)
 
-    def done(
-        self, builder: StreamBuilder, event: ResponseOutputItemDoneEvent
-    ) -> ThinkingDelta | None:
+    def _done(self, event: ResponseOutputItemDoneEvent) -> list[ModelStreamEvent]:
         """Fold in what only the finished item carries: a reasoning item's summary and content
         parts and `encrypted_content` (its signature, yielded), the details tying a call or a
-        message to the reasoning before it."""
-        item, key = event.item, event.output_index
+        message to the reasoning before it; then end the item's parts."""
+        builder, item, key = self.builder, event.item, event.output_index
         follows = self._reasoning.get(key - 1)
+        out: list[ModelStreamEvent] = []
         if item.type == "reasoning":
-            builder.thinking(key, id=item.id, details=_reasoning_details(item))
+            builder.thinking(key, id=_item_id(item), details=_reasoning_details(item))
             if item.encrypted_content is not None:
-                return builder.thinking(key, signature=item.encrypted_content)
+                signed = builder.thinking(key, signature=item.encrypted_content)
+                out += [signed] if signed is not None else []
         elif item.type == "function_call":
             builder.tool_call(key, details=_item_details(item.id, follows))
         elif item.type == "message":
             for number, content in enumerate(item.content):
-                details = _text_details(item, content, follows)
-                builder.text((key, number), details=details)
-        return None
+                builder.text((key, number), details=_text_details(item, content, follows))
+        for part_key in self._keys.pop(key, ()):
+            end = builder.end(part_key)
+            out += [end] if end is not None else []
+        return out
+
+
+def _item_id(item: ResponseReasoningItem) -> str | None:
+    """A reasoning item's id (xAI's items may come without one)."""
+    item_id = getattr(item, "id", None)
+    return item_id if isinstance(item_id, str) and item_id else None
 
 
 def _output_parts(items: Sequence[ResponseOutputItem]) -> list[Part]:
@@ -444,14 +545,16 @@ def _output_parts(items: Sequence[ResponseOutputItem]) -> list[Part]:
     for item in items:
         if item.type == "reasoning":
             texts = [s.text for s in item.summary] or [c.text for c in item.content or ()]
-            parts.append(
-                ThinkingBlock(
-                    text=_SEPARATOR.join(texts),
-                    signature=item.encrypted_content,
-                    id=item.id,
-                    provider_details=_reasoning_details(item),
+            text, item_id = _SEPARATOR.join(texts), _item_id(item)
+            if text or item_id is not None or item.encrypted_content is not None:
+                parts.append(
+                    ThinkingBlock(
+                        text=text,
+                        signature=item.encrypted_content,
+                        id=item_id,
+                        provider_details=_reasoning_details(item),
+                    )
                 )
-            )
         elif item.type == "function_call":
             parts.append(
                 ToolCall(
@@ -467,15 +570,18 @@ def _output_parts(items: Sequence[ResponseOutputItem]) -> list[Part]:
                 parts.append(
                     TextPart(text=text, provider_details=_text_details(item, content, follows))
                 )
-        follows = item.id if item.type == "reasoning" else None
+        follows = _item_id(item) if item.type == "reasoning" else None
     return parts
 
 
 def _reasoning_details(item: ResponseReasoningItem) -> ProviderDetails:
-    """A reasoning item's summary parts (and content parts, when they came) as they came."""
+    """A reasoning item's summary parts (and content parts, when they came) as they came, and
+    an `encrypted_content` that came as null (DeepSeek's unsigned items), to send it back so."""
     details: dict[str, JsonValue] = {"summary": [_plain(s) for s in item.summary]}
     if item.content is not None:
         details["content"] = [_plain(c) for c in item.content]
+    if item.encrypted_content is None and "encrypted_content" in item.model_fields_set:
+        details["encrypted_content"] = None
     return details
 
 
@@ -628,23 +734,29 @@ def _native_items(parts: Sequence[Part], *, store: bool) -> list[dict[str, Any]]
 
 
 def _reasoning_item(block: ThinkingBlock, *, store: bool) -> dict[str, Any] | None:
-    """The input item replaying a reasoning block, or None when it cannot be replayed."""
-    if block.id is None or block.redacted is not None:
+    """The input item replaying a reasoning block, or None when it cannot be read back: it
+    goes with its `encrypted_content`, by its id alone with `store=True`, or, unsigned, with
+    the reasoning text it came with (its `content` parts)."""
+    if block.redacted is not None:
         return None
-    if block.signature is None and not store:
-        return None  # with store=False the service cannot find it by id alone
     details = block.provider_details or {}
+    content = details.get("content")
+    has_content = isinstance(content, list) and bool(content)
+    if block.signature is None and not has_content and not (store and block.id is not None):
+        return None  # with store=False the service cannot find it by id alone
     summary = details.get("summary")
-    item: dict[str, Any] = {
-        "type": "reasoning",
-        "id": block.id,
-        "summary": summary
+    item: dict[str, Any] = {"type": "reasoning"}
+    if block.id is not None:
+        item["id"] = block.id
+    item["summary"] = (
+        summary
         if isinstance(summary, list)
-        else ([{"type": "summary_text", "text": block.text}] if block.text else []),
-    }
+        else ([{"type": "summary_text", "text": block.text}] if block.text else [])
+    )
     if block.signature is not None:
         item["encrypted_content"] = block.signature
-    content = details.get("content")
+    elif "encrypted_content" in details:
+        item["encrypted_content"] = details["encrypted_content"]
     if isinstance(content, list):
         item["content"] = content
     return item
@@ -690,11 +802,23 @@ def _named_tool_choice(name: str) -> dict[str, Any]:
 
 
 def _call_output(result: ToolResult) -> dict[str, Any]:
-    return {
-        "type": "function_call_output",
-        "call_id": result.call_id,
-        "output": result.content_text(),
-    }
+    """A tool result as a `function_call_output` item: its text, or its text and media as
+    input content parts."""
+    output: str | list[dict[str, Any]] = result.content_text()
+    if result.media:
+        output = [{"type": "input_text", "text": output}, *map(_input_content, result.media)]
+    return {"type": "function_call_output", "call_id": result.call_id, "output": output}
+
+
+def _input_content(part: TextPart | Image | Document) -> dict[str, Any]:
+    """A user message part as a Responses input content part."""
+    if isinstance(part, TextPart):
+        return {"type": "input_text", "text": part.text}
+    if isinstance(part, Image):
+        return {"type": "input_image", "image_url": data_url(part), "detail": "auto"}
+    if part.data is None:
+        return {"type": "input_file", "file_url": part.url}
+    return {"type": "input_file", "filename": file_name(part), "file_data": data_url(part)}
 
 
 def _usage(usage: ResponseUsage | None) -> Usage:

@@ -1,0 +1,338 @@
+"""Durable runs in one process: checkpoints, ids, parallel steps, deps, events, bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from typing import Any
+
+import pytest
+from dbos import DBOS
+from dbos._serialization import DefaultSerializer
+from pydantic import BaseModel
+
+from thinkagent import (
+    Agent,
+    ConfigurationError,
+    ModelResponse,
+    RunContext,
+    TextDelta,
+    ThinkingDelta,
+    Tool,
+    ToolResultEvent,
+    dump_messages,
+    validate_history,
+)
+from thinkagent.durable import (
+    CheckpointError,
+    DurableAgent,
+    DurableRunContext,
+    WorkflowConflict,
+    idempotency_key,
+)
+from thinkagent.emulator import Emulator
+from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
+
+PROMPT = "What's the weather and forecast in Paris?"
+
+
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"sunny in {city}, 21 C"
+
+
+def get_forecast(city: str) -> str:
+    """Weather forecast for a city."""
+    return f"rain tomorrow in {city}"
+
+
+def claude(client: Any) -> AnthropicModel:
+    return AnthropicModel("claude-sonnet-4-6", client=client, thinking=ClaudeThinking.adaptive())
+
+
+async def steps(workflow_id: str) -> list[dict[str, Any]]:
+    return await DBOS.list_workflow_steps_async(workflow_id)
+
+
+async def test_each_model_request_and_tool_call_is_a_step_checkpointed_as_thinkagent_json(
+    dbos: Any, name: str, anthropic_client: Any, emu: Emulator
+) -> None:
+    durable = DurableAgent(
+        Agent(claude(anthropic_client), tools=[get_weather, get_forecast]), name=name
+    )
+    DBOS.launch()
+    result = await durable.run(PROMPT, workflow_id="conversation-1")
+
+    validate_history(result.messages)
+    recorded = await DBOS.list_workflow_steps_async("conversation-1")
+    models = [s for s in recorded if s["function_name"] == f"{name}.model"]
+    tools = [s for s in recorded if s["function_name"].startswith(f"{name}.tool.")]
+    assistant = [m for m in result.messages if m.role == "assistant"]
+    assert len(models) == len(assistant) == len(emu.requests) == 3
+    for step, message in zip(models, assistant, strict=True):
+        assert isinstance(step["output"], str)  # JSON text, never a pickled object
+        # The checkpoint holds the message exactly as dump_messages writes it: proofs included.
+        assert json.loads(step["output"])["message"] == json.loads(dump_messages([message]))[0]
+        assert message.thinking[0].signature in step["output"]
+    results = [p for m in result.messages for p in m.parts if p.kind == "tool_result"]
+    assert [json.loads(s["output"])["result"] for s in tools] == [
+        r.model_dump(mode="json", exclude_none=True) for r in results
+    ]
+
+
+async def test_the_same_workflow_id_is_the_same_run(
+    dbos: Any, name: str, anthropic_client: Any, emu: Emulator
+) -> None:
+    durable = DurableAgent(
+        Agent(claude(anthropic_client), tools=[get_weather, get_forecast]), name=name
+    )
+    DBOS.launch()
+    first = await durable.run(PROMPT, workflow_id="conversation-1")
+    sent = len(emu.requests)
+    again = await durable.run(PROMPT, workflow_id="conversation-1")
+    assert len(emu.requests) == sent  # retried idempotently: nothing asked again
+    assert dump_messages(again.messages) == dump_messages(first.messages)
+    assert again.output == first.output and again.usage == first.usage
+    assert await durable.retrieve("conversation-1").status() == "SUCCESS"
+    assert await durable.retrieve("no-such-run").status() is None
+
+
+async def test_a_workflow_id_reused_for_other_arguments_or_another_agent_is_refused(
+    dbos: Any, name: str, anthropic_client: Any, emu: Emulator
+) -> None:
+    durable = DurableAgent(Agent(claude(anthropic_client), tools=[get_weather]), name=name)
+    other = DurableAgent(Agent(claude(anthropic_client)), name=name + "other")
+    DBOS.launch()
+    await durable.run(PROMPT, workflow_id="conversation-1")
+    sent = len(emu.requests)
+    with pytest.raises(
+        WorkflowConflict,
+        match=r"workflow 'conversation-1' is already a run of durable agent '\w+' with other arguments \(its prompt differs\)",
+    ) as caught:
+        await durable.run("Something else?", workflow_id="conversation-1")
+    assert caught.value.workflow_id == "conversation-1"
+    with pytest.raises(
+        WorkflowConflict, match=r"is a run of 'thinkagent.durable.agent\d+', not of durable agent"
+    ):
+        await other.run(PROMPT, workflow_id="conversation-1")
+    assert len(emu.requests) == sent
+
+
+async def test_parallel_tool_calls_run_as_parallel_steps(
+    dbos: Any, name: str, anthropic_client: Any
+) -> None:
+    async def slow_weather(city: str) -> str:
+        """Current weather for a city."""
+        await asyncio.sleep(1.0)
+        return f"sunny in {city}"
+
+    agent = Agent(claude(anthropic_client), tools=[Tool(slow_weather, name="get_weather")])
+    durable = DurableAgent(agent, name=name)
+    DBOS.launch()
+    started = time.perf_counter()
+    result = await durable.run("What's the weather in Paris and London?", workflow_id="w")
+    elapsed = time.perf_counter() - started
+    calls = result.messages[1].tool_calls
+    assert [c.arguments_dict()["city"] for c in calls] == ["Paris", "London"]
+    tools = [s for s in (await steps("w")) if s["function_name"] == f"{name}.tool.get_weather"]
+    assert len(tools) == 2
+    assert tools[0]["started_at_epoch_ms"] < tools[1]["completed_at_epoch_ms"]
+    assert tools[1]["started_at_epoch_ms"] < tools[0]["completed_at_epoch_ms"]  # overlapping
+    assert elapsed < 2.0  # one after the other would take 2 s
+    # Results stay in call order, each with its own step's record.
+    answers = [p.content for p in result.messages[2].parts if p.kind == "tool_result"]
+    assert answers == ["sunny in Paris", "sunny in London"]
+
+
+class Settings(BaseModel):
+    unit: str
+
+
+async def test_deps_are_checkpointed_as_json_and_tools_get_their_step_id(
+    dbos: Any, name: str, anthropic_client: Any
+) -> None:
+    seen: list[Any] = []
+
+    def get_weather(ctx: RunContext[Settings], city: str) -> str:
+        """Current weather for a city."""
+        seen.append(ctx)
+        return f"21 {ctx.deps.unit} in {city}"
+
+    agent = Agent(claude(anthropic_client), deps_type=Settings, tools=[get_weather])
+    durable = DurableAgent(agent, name=name)
+    DBOS.launch()
+    result = await durable.run("Weather in Paris?", workflow_id="w", deps=Settings(unit="C"))
+    assert "21 C in Paris" in result.output
+    (ctx,) = seen
+    assert isinstance(ctx, DurableRunContext) and ctx.deps == Settings(unit="C")
+    step = next(s for s in (await steps("w")) if s["function_name"] == f"{name}.tool.get_weather")
+    assert ctx.workflow_id == "w" and ctx.step_id == step["function_id"]
+    assert idempotency_key(ctx) == f"w:{step['function_id']}"
+    assert ctx.tool_call_id == result.messages[1].tool_calls[0].id
+    with pytest.raises(ConfigurationError, match="not running as a DBOS step"):
+        idempotency_key(RunContext(None, ctx.usage, [], ctx.model))
+
+
+async def test_deps_that_cannot_be_checkpointed_are_refused_before_anything_runs(
+    dbos: Any, name: str, anthropic_client: Any, emu: Emulator
+) -> None:
+    class Client:  # a live object: pydantic cannot dump it
+        pass
+
+    with pytest.raises(
+        ConfigurationError, match=r"deps_type .*Client.* cannot be checkpointed as JSON"
+    ):
+        DurableAgent(Agent(claude(anthropic_client), deps_type=Client), name=name)
+    durable = DurableAgent(Agent(claude(anthropic_client)), name=name + "b")
+    DBOS.launch()
+    with pytest.raises(ConfigurationError, match="declares no deps_type"):
+        await durable.run("Hi", workflow_id="w", deps=Client())
+    assert emu.requests == []
+    assert await durable.retrieve("w").status() is None  # nothing was started
+
+
+def test_bad_configuration_is_refused(dbos: Any, name: str, anthropic_client: Any) -> None:
+    agent = Agent(claude(anthropic_client), tools=[get_weather])
+    with pytest.raises(
+        ConfigurationError, match="not_idempotent names tools the agent does not have: send_email"
+    ):
+        DurableAgent(agent, name=name, not_idempotent=["send_email"])
+    keep = DurableAgent(agent, name=name)
+    with pytest.raises(ConfigurationError, match=f"a durable agent named '{name}' already exists"):
+        DurableAgent(agent, name=name)
+    with pytest.raises(ConfigurationError, match="needs a name"):
+        DurableAgent(agent, name=" ")
+    assert repr(keep) == f"DurableAgent('{name}')"
+
+
+def _corrupt(db: str, workflow_id: str, step: int, serialized: str) -> None:
+    with sqlite3.connect(db.removeprefix("sqlite:///")) as connection:
+        connection.execute(
+            "UPDATE operation_outputs SET output = ? WHERE workflow_uuid = ? AND function_id = ?",
+            (serialized, workflow_id, step),
+        )
+
+
+@pytest.mark.parametrize(
+    "serialized",
+    [DefaultSerializer().serialize('{"message": {"role": "assistant"'), "not base64 at all!"],
+    ids=["not-a-response", "undecodable"],
+)
+async def test_a_corrupt_checkpoint_is_reported_with_the_workflow_and_step(
+    dbos: Any, name: str, sqlite_db: str, anthropic_client: Any, serialized: str
+) -> None:
+    durable = DurableAgent(Agent(claude(anthropic_client), tools=[get_weather]), name=name)
+    DBOS.launch()
+    await durable.run("Weather in Paris?", workflow_id="w")
+    _corrupt(sqlite_db, "w", 1, serialized)
+    # A fork replays the steps before its start step from their checkpoints.
+    fork = await DBOS.fork_workflow_async("w", 3)
+    with pytest.raises(
+        CheckpointError,
+        match=rf"workflow '{fork.get_workflow_id()}', step 1 \({name}.model\): the checkpointed",
+    ) as caught:
+        await durable.retrieve(fork.get_workflow_id()).result()
+    assert caught.value.step == f"1 ({name}.model)"
+
+
+async def test_a_replayed_tool_failure_gives_the_model_the_same_text(
+    dbos: Any, name: str, anthropic_client: Any, emu: Emulator
+) -> None:
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        raise LookupError(f"no station in {city}")
+
+    agent = Agent(claude(anthropic_client), tools=[Tool(get_weather, max_retries=0)])
+    durable = DurableAgent(agent, name=name)
+    DBOS.launch()
+    with pytest.raises(Exception, match="get_weather"):
+        await durable.run("Weather in Paris?", workflow_id="w")
+    original = [s for s in (await steps("w"))]
+    text = json.loads(next(s for s in original if "tool" in s["function_name"])["output"])
+    assert (
+        text["result"]["content"] == "Tool 'get_weather' failed: LookupError: no station in Paris"
+    )
+    assert text["result"]["is_error"] is True
+
+
+async def test_events_follow_the_run_by_id(dbos: Any, name: str, anthropic_client: Any) -> None:
+    durable = DurableAgent(
+        Agent(claude(anthropic_client), tools=[get_weather, get_forecast]), name=name
+    )
+    DBOS.launch()
+    run = await durable.start(PROMPT, workflow_id="w")
+    events = [event async for event in durable.retrieve("w").events()]
+    result = await run.result()
+    assert [type(e) for e in events] == [ModelResponse, ToolResultEvent] * 2 + [ModelResponse]
+    responses = [e.message for e in events if isinstance(e, ModelResponse)]
+    assert dump_messages(responses) == dump_messages(
+        [m for m in result.messages if m.role == "assistant"]
+    )
+    later = [event async for event in run.events(offset=4)]
+    assert later == events[4:]
+
+
+async def test_streamed_deltas_are_published_and_the_result_is_the_same(
+    dbos: Any, name: str, anthropic_client: Any
+) -> None:
+    agent = Agent(claude(anthropic_client), tools=[get_weather, get_forecast])
+    plain = DurableAgent(agent, name=name)
+    streamed = DurableAgent(agent, name=name + "s", stream_deltas=True)
+    DBOS.launch()
+    expected = await plain.run(PROMPT, workflow_id="plain")
+    result = await streamed.run(PROMPT, workflow_id="streamed")
+    assert dump_messages(result.messages) == dump_messages(expected.messages)
+    events = [event async for event in streamed.retrieve("streamed").events()]
+    kinds = {type(e) for e in events}
+    assert {ThinkingDelta, TextDelta, ModelResponse, ToolResultEvent} <= kinds
+    first = events.index(next(e for e in events if isinstance(e, ModelResponse)))
+    thinking = "".join(e.text for e in events[:first] if isinstance(e, ThinkingDelta))
+    assert thinking == result.messages[1].thinking[0].text
+
+
+class Forecast(BaseModel):
+    city: str
+    summary: str
+
+
+async def test_structured_output_and_an_instructions_function_survive_the_checkpoints(
+    dbos: Any, name: str, anthropic_client: Any
+) -> None:
+    calls: list[str] = []
+
+    def instructions(ctx: RunContext[None]) -> str:
+        calls.append("called")
+        return "Answer about the weather."
+
+    agent = Agent(
+        claude(anthropic_client),
+        output_type=Forecast,
+        instructions=instructions,
+        tools=[get_weather],
+    )
+    durable = DurableAgent(agent, name=name)
+    DBOS.launch()
+    result = await durable.run("Weather in Paris?", workflow_id="w")
+    assert isinstance(result.output, Forecast)
+    assert calls == ["called"]
+    assert any(s["function_name"] == f"{name}.instructions" for s in (await steps("w")))
+    again = await durable.run("Weather in Paris?", workflow_id="w")
+    assert again.output == result.output and calls == ["called"]
+
+
+async def test_a_run_stopped_for_approval_continues_in_another_durable_run(
+    dbos: Any, name: str, anthropic_client: Any
+) -> None:
+    agent = Agent(claude(anthropic_client), tools=[Tool(get_weather, requires_approval=True)])
+    durable = DurableAgent(agent, name=name)
+    DBOS.launch()
+    stopped = await durable.run("Weather in Paris?", workflow_id="ask")
+    (call,) = stopped.pending_approvals
+    assert stopped.messages[-1].tool_calls == [call]
+    done = await durable.run(
+        None, history=stopped.messages, approvals={call.id: True}, workflow_id="go"
+    )
+    assert "sunny in Paris" in done.output
+    validate_history(done.messages)

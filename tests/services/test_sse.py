@@ -1,0 +1,186 @@
+"""A streamed run as Server-Sent Events: thinkagent's event schema and the Vercel AI SDK's UI
+message stream chunks, part starts and ends included, redacted blocks marked, no proof."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from thinkagent import (
+    Agent,
+    Message,
+    ProviderError,
+    TextPart,
+    ThinkingBlock,
+    ToolCall,
+    WarningEvent,
+)
+from thinkagent.sse import sse_events, ui_message_chunks
+from thinkagent.testing import ScriptedModel, ScriptedResponse
+
+SIGNATURE = "c2lnbmF0dXJlLW9mLXRoZS10aGlua2luZy1ibG9jaw=="
+REDACTED = "cmVkYWN0ZWQtcGF5bG9hZC1vZi10aGUtc2VydmljZQ=="
+CALLS = Message(
+    role="assistant",
+    parts=(
+        ThinkingBlock.signed("Weather first.", SIGNATURE),
+        ThinkingBlock.redacted_payload(REDACTED),
+        TextPart(text="Looking."),
+        ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),
+    ),
+)
+ANSWER = Message(role="assistant", parts=(TextPart(text="Sunny."),))
+
+
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"sunny in {city}"
+
+
+def agent(*script: Any) -> Agent[None, str]:
+    return Agent(ScriptedModel(script, chunk_size=6), tools=[get_weather])
+
+
+async def test_thinkagent_events_open_and_close_every_part() -> None:
+    stream = agent(CALLS, ANSWER).run_stream("Weather?")
+    events = [(e["event"], json.loads(e["data"])) async for e in sse_events(stream)]
+    names = [name for name, _ in events]
+    assert names[0] == "step-start" and names[-1] == "done"
+    starts = [data for name, data in events if name == "part-start"]
+    assert starts[:4] == [
+        {"step": 1, "index": 0, "kind": "thinking"},
+        {"step": 1, "index": 1, "kind": "thinking", "redacted": True},
+        {"step": 1, "index": 2, "kind": "text"},
+        {"step": 1, "index": 3, "kind": "tool_call", "id": "c1", "name": "get_weather"},
+    ]
+    ends = [data for name, data in events if name == "part-end"]
+    assert ends[:4] == [
+        {"step": 1, "index": 0, "kind": "thinking", "redacted": False, "signed": True},
+        {"step": 1, "index": 1, "kind": "thinking", "redacted": True, "signed": False},
+        {"step": 1, "index": 2, "kind": "text"},
+        {
+            "step": 1,
+            "index": 3,
+            "kind": "tool_call",
+            "id": "c1",
+            "name": "get_weather",
+            "arguments": {"city": "Paris"},
+        },
+    ]
+    thinking = "".join(d["text"] for n, d in events if n == "thinking" and d["step"] == 1)
+    assert thinking == "Weather first."
+    arguments = "".join(d["arguments"] for n, d in events if n == "tool-call")
+    assert json.loads(arguments) == {"city": "Paris"}
+    # every part ends before its step does, and after its last delta
+    for name, data in events:
+        if name in ("thinking", "text", "tool-call"):
+            assert events.index((name, data)) < events.index(
+                (
+                    "part-end",
+                    next(
+                        e for e in ends if e["step"] == data["step"] and e["index"] == data["index"]
+                    ),
+                )
+            )
+    assert (
+        "tool-result",
+        {"call_id": "c1", "name": "get_weather", "content": "sunny in Paris", "is_error": False},
+    ) in events
+    steps = [data for name, data in events if name == "step"]
+    assert [s["finish_reason"] for s in steps] == [None, None]
+    assert names.count("step-start") == 2 and names.count("usage") == 2
+    done = events[-1][1]
+    assert done["output"] == "Sunny." and done["usage"]["requests"] == 2
+    text = json.dumps(events)
+    assert SIGNATURE not in text and REDACTED not in text
+
+
+async def test_ui_message_chunks_follow_the_ai_sdk_protocol() -> None:
+    stream = agent(CALLS, ANSWER).run_stream("Weather?")
+    chunks = [c async for c in ui_message_chunks(stream, message_id="m1")]
+    types = [c["type"] for c in chunks]
+    assert chunks[0] == {"type": "start", "messageId": "m1"}
+    assert types[1] == "start-step" and types.count("start-step") == types.count("finish-step") == 2
+    assert chunks[-1]["type"] == "finish"
+    assert chunks[-1]["messageMetadata"]["usage"]["requests"] == 2
+    assert {"type": "reasoning-start", "id": "1-0"} in chunks
+    assert {
+        "type": "reasoning-start",
+        "id": "1-1",
+        "providerMetadata": {"thinkagent": {"redacted": True}},
+    } in chunks
+    assert (
+        "".join(c["delta"] for c in chunks if c["type"] == "reasoning-delta" and c["id"] == "1-0")
+        == "Weather first."
+    )
+    assert not [c for c in chunks if c["type"] == "reasoning-delta" and c["id"] == "1-1"]
+    assert {"type": "reasoning-end", "id": "1-1"} in chunks
+    assert {"type": "tool-input-start", "toolCallId": "c1", "toolName": "get_weather"} in chunks
+    assert {
+        "type": "tool-input-available",
+        "toolCallId": "c1",
+        "toolName": "get_weather",
+        "input": {"city": "Paris"},
+    } in chunks
+    assert {
+        "type": "tool-output-available",
+        "toolCallId": "c1",
+        "output": "sunny in Paris",
+    } in chunks
+    assert (
+        types.index("tool-input-available")
+        < types.index("finish-step")
+        < types.index("tool-output-available")
+    )
+    assert (
+        "".join(c["delta"] for c in chunks if c["type"] == "text-delta" and c["id"] == "2-0")
+        == "Sunny."
+    )
+    text = json.dumps(chunks)
+    assert SIGNATURE not in text and REDACTED not in text
+
+
+async def test_a_failed_run_ends_with_an_error_event() -> None:
+    overloaded = ProviderError("Overloaded", scope="scripted", status=529, retryable=True)
+    events = [e async for e in sse_events(agent(overloaded).run_stream("Weather?"))]
+    assert events == [
+        {
+            "event": "error",
+            "data": json.dumps(
+                {
+                    "type": "ProviderError",
+                    "message": "scripted error 529: Overloaded",
+                    "retryable": True,
+                }
+            ),
+        }
+    ]
+    chunks = [
+        c async for c in ui_message_chunks(agent(overloaded).run_stream("Weather?"), message_id="m")
+    ]
+    assert chunks[1:] == [{"type": "error", "errorText": "scripted error 529: Overloaded"}]
+
+
+async def test_an_unexpected_failure_stays_on_the_server() -> None:
+    def broken(request: Any) -> Message:
+        raise RuntimeError("database password is hunter2")
+
+    events = [e async for e in sse_events(agent(broken).run_stream("Weather?"))]
+    assert json.loads(events[-1]["data"]) == {
+        "type": "InternalError",
+        "message": "the run failed on the server",
+    }
+
+
+async def test_warnings_are_events() -> None:
+    warning = WarningEvent("thinking_clamped", "high was used", "scripted")
+    stream = agent(ScriptedResponse(ANSWER, warnings=[warning])).run_stream("Hi")
+    events = [(e["event"], json.loads(e["data"])) async for e in sse_events(stream)]
+    assert ("warning", {"code": "thinking_clamped", "message": "high was used"}) in events
+    stream = agent(ScriptedResponse(ANSWER, warnings=[warning])).run_stream("Hi")
+    chunks = [c async for c in ui_message_chunks(stream)]
+    assert {
+        "type": "data-warning",
+        "data": {"code": "thinking_clamped", "message": "high was used"},
+        "transient": True,
+    } in chunks
