@@ -105,7 +105,10 @@ async def test_one_debug_line_per_request_and_response_without_proofs_or_keys(
     requests = [line for line in debug if line.startswith("request ")]
     responses = [line for line in debug if line.startswith("response ")]
     assert len(requests) == len(responses) == 2 == len(emu.requests)
-    assert "scope=anthropic@localhost model=claude-sonnet-4-6 messages=1 parts=text:1 tools=2" in requests[0]
+    assert (
+        "scope=anthropic@localhost model=claude-sonnet-4-6 messages=1 parts=text:1 tools=2"
+        in requests[0]
+    )
     assert "thinking_sent=1" in requests[1]
     first = result.new_messages[1]
     proof = first.thinking[0].signature
