@@ -348,7 +348,8 @@ def _arguments_model(
     takes_context = False
     for position, param in enumerate(signature.parameters.values()):
         hint = hints.get(param.name, Any)
-        if hint is RunContext or get_origin(hint) is RunContext:
+        origin = get_origin(hint) or hint
+        if isinstance(origin, type) and issubclass(origin, RunContext):  # or a subclass of it
             if position != 0 or param.kind is param.KEYWORD_ONLY:
                 raise ToolError(
                     f"tool {tool_name!r}: parameter {param.name!r} is a RunContext, which only "

@@ -75,7 +75,7 @@ async def open_model(stack: AsyncExitStack) -> tuple[Model, str]:
         from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
 
         thinking = ClaudeThinking.adaptive(display="summarized")
-        return AnthropicModel(name or "claude-sonnet-4-5", thinking=thinking), "Anthropic API"
+        return AnthropicModel(name or "claude-sonnet-4-6", thinking=thinking), "Anthropic API"
     if os.environ.get("OPENAI_API_KEY"):
         from thinkagent.providers.openai import OpenAIResponsesModel, OpenAIThinking
 
@@ -93,7 +93,7 @@ async def open_model(stack: AsyncExitStack) -> tuple[Model, str]:
     client = emulator.anthropic_client()
     stack.push_async_callback(client.close)
     thinking = ClaudeThinking.adaptive(display="summarized")
-    model = AnthropicModel(name or "claude-sonnet-4-5", client=client, thinking=thinking)
+    model = AnthropicModel(name or "claude-sonnet-4-6", client=client, thinking=thinking)
     return model, "the thinkagent emulator (no API key set)"
 
 

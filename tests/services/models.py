@@ -57,7 +57,7 @@ async def wire_model(api: str, emu: Emulator) -> AsyncIterator[Model]:
         client = emu.bedrock_client(config=Config(retries={"total_max_attempts": 1}))
         try:
             yield BedrockModel(
-                "anthropic.claude-sonnet-4-5-20250929-v1:0",
+                "anthropic.claude-sonnet-4-6",
                 client=client,
                 thinking=ClaudeThinking.adaptive(),
             )
@@ -77,7 +77,7 @@ async def wire_model(api: str, emu: Emulator) -> AsyncIterator[Model]:
     if api == "anthropic":
         client = emu.anthropic_client(max_retries=0)
         model = AnthropicModel(
-            "claude-sonnet-4-5", client=client, thinking=ClaudeThinking.adaptive()
+            "claude-sonnet-4-6", client=client, thinking=ClaudeThinking.adaptive()
         )
     else:
         client = emu.openai_client(max_retries=0)

@@ -96,7 +96,7 @@ async def test_one_debug_line_per_request_and_response_without_proofs_or_keys(
     try:
         script_parallel_calls(emu, "anthropic")
         model = AnthropicModel(
-            "claude-sonnet-4-5", client=client, thinking=ClaudeThinking.adaptive()
+            "claude-sonnet-4-6", client=client, thinking=ClaudeThinking.adaptive()
         )
         result = await Agent(model, tools=[get_weather, get_time]).run("Weather and time?")
     finally:
@@ -105,7 +105,10 @@ async def test_one_debug_line_per_request_and_response_without_proofs_or_keys(
     requests = [line for line in debug if line.startswith("request ")]
     responses = [line for line in debug if line.startswith("response ")]
     assert len(requests) == len(responses) == 2 == len(emu.requests)
-    assert "scope=anthropic model=claude-sonnet-4-5 messages=1 parts=text:1 tools=2" in requests[0]
+    assert (
+        "scope=anthropic@localhost model=claude-sonnet-4-6 messages=1 parts=text:1 tools=2"
+        in requests[0]
+    )
     assert "thinking_sent=1" in requests[1]
     first = result.new_messages[1]
     proof = first.thinking[0].signature
@@ -145,14 +148,14 @@ async def test_reasoning_left_out_for_another_scope_is_logged_once_per_run(
     anthropic_client: Any, captured: Capture
 ) -> None:
     model = AnthropicModel(
-        "claude-sonnet-4-5", client=anthropic_client, thinking=ClaudeThinking.adaptive()
+        "claude-sonnet-4-6", client=anthropic_client, thinking=ClaudeThinking.adaptive()
     )
     await Agent(model, tools=[get_weather]).run(
         "And the weather in Rome?", history=[Message.user("Hello"), GEMINI_TURN]
     )
     warnings = captured.lines(logging.WARNING)
     assert warnings == [
-        "1 thinking block(s) from gemini not sent to anthropic: another scope issued them "
+        "1 thinking block(s) from gemini not sent to anthropic@localhost: another scope issued them "
         "(foreign_reasoning='drop')"
     ]
     assert GEMINI_SIGNATURE not in "\n".join(captured.lines(logging.DEBUG))

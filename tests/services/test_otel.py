@@ -168,7 +168,7 @@ async def test_content_is_recorded_on_opt_in_without_proofs(
     script_parallel_calls(emu, "anthropic")
     result = await Agent(
         AnthropicModel(
-            "claude-sonnet-4-5", client=anthropic_client, thinking=ClaudeThinking.adaptive()
+            "claude-sonnet-4-6", client=anthropic_client, thinking=ClaudeThinking.adaptive()
         ),
         tools=[get_weather, get_time],
         instructions="Be brief.",
@@ -248,7 +248,7 @@ async def test_replay_decisions_are_span_events(
     for policy, sent_as_text, dropped in (("drop", 0, 1), ("text", 1, 0)):
         exporter.clear()
         model = AnthropicModel(
-            "claude-sonnet-4-5",
+            "claude-sonnet-4-6",
             client=client,
             thinking=ClaudeThinking.adaptive(),
             foreign_reasoning=policy,
@@ -295,7 +295,7 @@ async def test_a_failed_request_and_a_failed_tool_carry_error_type(
         raise RuntimeError("no such city")
 
     model = AnthropicModel(
-        "claude-sonnet-4-5", client=anthropic_client, thinking=ClaudeThinking.adaptive()
+        "claude-sonnet-4-6", client=anthropic_client, thinking=ClaudeThinking.adaptive()
     )
     emu.script(
         "anthropic",
