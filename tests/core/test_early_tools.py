@@ -137,7 +137,7 @@ async def test_the_agent_switch_starts_every_tool_early_unless_one_opts_out() ->
     # opted out: the stream waits for a tool that only starts after it (here: never)
     held = GatedModel()
     agent = Agent(held, tools=[Tool(slow, early_start=False), fast], early_tool_start=True)
-    with pytest.raises(TimeoutError):
+    with pytest.raises(asyncio.TimeoutError):
         await drain(agent)
 
 
@@ -152,7 +152,7 @@ async def test_tools_awaiting_approval_and_non_streamed_runs_never_start_early()
             Tool(lambda city: "f", name="fast"),
         ],
     )
-    with pytest.raises(TimeoutError):  # nothing released the stream: slow never started
+    with pytest.raises(asyncio.TimeoutError):  # nothing released the stream: slow never started
         await drain(agent)
 
     ran: list[str] = []
