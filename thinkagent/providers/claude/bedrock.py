@@ -540,7 +540,7 @@ def _client_from_environment(region_name: str | None) -> Any:
         )
     except _NoRegionError as exc:
         raise ConfigurationError(
-            "no AWS region: set AWS_REGION (or AWS_DEFAULT_REGION), or pass region_name=..."
+            "no AWS region: set AWS_DEFAULT_REGION (or a region in the AWS profile), or pass region_name=..."
         ) from exc
 
 
