@@ -13,6 +13,7 @@ from typing import Any, Literal
 import anthropic
 from botocore.exceptions import ClientError
 
+from tests.support import without_ids as without_ids
 from thinkagent import (
     Agent,
     Message,
@@ -149,10 +150,6 @@ def bedrock_content(message: Message) -> list[dict[str, Any]]:
                 {"toolUse": {"toolUseId": part.id, "name": part.name, "input": part.arguments}}
             )
     return blocks
-
-
-def without_ids(messages: list[Message]) -> list[Message]:
-    return [m.model_copy(update={"id": None}) for m in messages]
 
 
 def body_text(body: Any) -> str:

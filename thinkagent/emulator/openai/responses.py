@@ -50,6 +50,7 @@ from ..encoding import (
 from ..framework import EmulatorState, JsonReply, StreamReply, WireError, WireRequest, WireRoute
 from ..model import Call, CallResult, Conversation, Media, Reply, Settings, ToolSpec, Turn
 from ..signing import Signer, expand
+from .caching import AutomaticCache
 from .compat import DEEPSEEK_RESPONSES_MISSING
 from .rules import (
     OpenAIError,
@@ -57,6 +58,7 @@ from .rules import (
     OpenAIWire,
     brain_effort,
     check_effort,
+    credential,
     file_media,
     image_media,
     invalid_value,
@@ -531,10 +533,12 @@ class OpenAIResponsesAPI(OpenAIWire):
     def __init__(self, state: EmulatorState) -> None:
         super().__init__(state)
         self._store = _Store()
+        self._cache = AutomaticCache()
 
     def reset(self) -> None:
-        """Forget the stored reasoning items."""
+        """Forget the stored reasoning items and the cached prompts."""
         self._store.clear()
+        self._cache.clear()
 
     def routes(self) -> Sequence[WireRoute]:
         return (
@@ -566,6 +570,20 @@ class OpenAIResponsesAPI(OpenAIWire):
     def responses(self, request: WireRequest) -> JsonReply | StreamReply:
         parsed = _parse(request, self.state.signer, self._store)
         scope = parsed.scope
+        body = as_mapping(request.body)
+        cached = self._cache.read(
+            model=parsed.model,
+            model_name=parsed.model_name,
+            credential=credential(request),
+            body=body,
+            head={
+                "tools": body.get("tools"),
+                "text": body.get("text"),
+                "instructions": body.get("instructions"),
+            },
+            items=_items(body.get("input")),
+            conversation=parsed.conversation,
+        )
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest() + "\x1f" + parsed.model_name + "\x1f" + scope
         output = self._output(parsed, reply, seed, scope)
@@ -588,7 +606,8 @@ class OpenAIResponsesAPI(OpenAIWire):
             "output": output,
             "parallel_tool_calls": parsed.parallel,
             "previous_response_id": None,
-            "prompt_cache_key": None,
+            "prompt_cache_key": body.get("prompt_cache_key"),
+            "prompt_cache_retention": body.get("prompt_cache_retention"),
             "reasoning": {
                 "effort": parsed.effort if parsed.model.reasons else None,
                 "summary": parsed.summary,
@@ -605,7 +624,7 @@ class OpenAIResponsesAPI(OpenAIWire):
             "truncation": "disabled",
             "usage": {
                 "input_tokens": usage.input_tokens,
-                "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens_details": {"cached_tokens": cached},
                 "output_tokens": usage.output_tokens,
                 "output_tokens_details": {"reasoning_tokens": usage.thinking_tokens},
                 "total_tokens": usage.input_tokens + usage.output_tokens,
