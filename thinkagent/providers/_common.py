@@ -15,7 +15,7 @@ from ..errors import ConfigurationError, ProviderError, StreamInterrupted
 from ..history import ForeignReasoning
 from ..messages import ToolCall
 from ..stream import MessageAssembler
-from .base import ModelSettings, ToolDefinition
+from .base import ModelSettings, PromptCacheTTL, ToolDefinition
 
 __all__ = [
     "RETRYABLE_STATUSES",
@@ -25,6 +25,7 @@ __all__ = [
     "arguments_json",
     "arguments_object",
     "check_foreign_reasoning",
+    "check_prompt_cache",
     "connection_error",
     "copy_settings",
     "endpoint_host",
@@ -104,6 +105,14 @@ class AdapterBase(Generic[ClientT, ThinkingT]):
 def check_foreign_reasoning(policy: str) -> None:
     if policy not in ("drop", "text"):
         raise ConfigurationError(f"foreign_reasoning must be 'drop' or 'text', got {policy!r}")
+
+
+def check_prompt_cache(value: object) -> bool | PromptCacheTTL:
+    """The `prompt_cache` setting (`True` when unset); `ConfigurationError` when it is not
+    `True`, `False`, `"5m"` or `"1h"`."""
+    if isinstance(value, bool) or value in ("5m", "1h"):
+        return value  # pyright: ignore[reportReturnType]
+    raise ConfigurationError(f"prompt_cache must be True, False, '5m' or '1h', got {value!r}")
 
 
 def merge_settings(defaults: ModelSettings, settings: ModelSettings) -> ModelSettings:

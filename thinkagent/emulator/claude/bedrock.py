@@ -356,10 +356,14 @@ def _cache_points(body: Mapping[str, Any]) -> bool:
 
 
 def _caches(name: str | None) -> bool:
-    """Whether Bedrock caches prompts for this Claude model (Claude 3.5 and newer; not the
-    other families Converse serves)."""
+    """Whether Bedrock caches prompts for this Claude model (Claude 3.5 Haiku, 3.7 Sonnet and
+    newer; not the other families Converse serves)."""
     profile = claude_profile(name or "")
-    return profile is not None and (profile.family == "claude" or profile.version >= (3, 5))
+    if profile is None:
+        return False
+    if profile.family not in ("opus", "sonnet", "haiku"):
+        return True
+    return profile.version >= (3, 7) or (profile.family, profile.version) == ("haiku", (3, 5))
 
 
 def _mark(blocks: list[dict[str, Any]], cache_point: Any) -> None:

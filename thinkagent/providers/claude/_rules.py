@@ -18,7 +18,9 @@ from pydantic import JsonValue
 from ...errors import ConfigurationError, HistoryError
 from ...history import ForeignReasoning, for_scope
 from ...messages import (
+    Document,
     FinishReason,
+    Image,
     Message,
     Part,
     ProviderDetails,
@@ -29,8 +31,21 @@ from ...messages import (
     Usage,
 )
 from ...stream import WarningEvent
-from .._common import AdapterBase, ClientT, merge_settings, tool_choice_name
-from ..base import ModelRequest, ModelSettings, Thinking, ToolDefinition, check_thinking
+from .._common import (
+    AdapterBase,
+    ClientT,
+    check_prompt_cache,
+    merge_settings,
+    tool_choice_name,
+)
+from ..base import (
+    ModelRequest,
+    ModelSettings,
+    PromptCacheTTL,
+    Thinking,
+    ToolDefinition,
+    check_thinking,
+)
 from ._binding import DIGESTS, PrefixChain
 from ._models import ClaudeInfo, ThinkingKind, claude_info
 
@@ -44,6 +59,7 @@ __all__ = [
     "Effort",
     "PrefixMismatchBehavior",
     "Prepared",
+    "PromptCache",
     "ThinkingDisplay",
     "ThinkingType",
     "Turn",
@@ -500,13 +516,47 @@ class _Entry:
     source: int  # the index in the history of its first message
 
 
+@dataclass(frozen=True, slots=True)
+class PromptCache:
+    """Where a request's cache breakpoints go, worked out once for both wires: one at the end of
+    `tools` and `system` (on the system text, or the last tool without one), and one at the end
+    of each of the last two user turns (`marks`: turn and part indexes), the later ending what
+    this request adds, the earlier what the request before it sent (a tool loop's previous
+    request, or the previous run's last one), so the service finds that prefix whatever was
+    added since. Only user turns are marked: never a thinking block, which may carry no
+    breakpoint. `ttl` is the lifetime asked for (None: the service's default, 5 minutes)."""
+
+    ttl: PromptCacheTTL | None
+    marks: tuple[tuple[int, int], ...]
+
+
+def _cache_marks(turns: Sequence[Turn]) -> tuple[tuple[int, int], ...]:
+    """The last part that can carry a breakpoint in each of the last two user turns."""
+    marks: list[tuple[int, int]] = []
+    for k in range(len(turns) - 1, -1, -1):
+        role, parts = turns[k]
+        if role != "user":
+            continue
+        for j in range(len(parts) - 1, -1, -1):
+            if isinstance(parts[j], _MARKABLE):
+                marks.append((k, j))
+                break
+        if len(marks) == 2:
+            break
+    return tuple(reversed(marks))
+
+
+_MARKABLE = (TextPart, ToolResult, Image, Document)
+"""The parts of a user turn a breakpoint may sit on."""
+
+
 @dataclass(slots=True)
 class Prepared:
     """What one request sends, worked out once for both wires: the settings and `max_tokens`,
     the thinking and effort (after the thinking knob), the beta flags, the turns under the
     replay policy, the prefix chain that continues into the response (None when the model does
     not bind thinking to its prefix), the prefix mismatch behaviour in force, and the warnings
-    to report with the response."""
+    to report with the response, and the cache breakpoints (None: prompt caching off)."""
 
     settings: ModelSettings
     max_tokens: int
@@ -517,6 +567,7 @@ class Prepared:
     chain: PrefixChain | None
     binding: PrefixMismatchBehavior | None
     warnings: list[WarningEvent] = field(default_factory=list[WarningEvent])
+    cache: PromptCache | None = None
 
 
 class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
@@ -558,6 +609,8 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         self._compatible: frozenset[str] = (
             CLAUDE_PLATFORMS - {scope} if scope in CLAUDE_PLATFORMS else frozenset()
         )
+        self._caches = True
+        """Whether requests get cache breakpoints (unless `prompt_cache=False`)."""
 
     @property
     def effort(self) -> Effort | None:
@@ -600,6 +653,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             budgeted=kind == "enabled",
             warnings=warnings,
         )
+        cache = check_prompt_cache(settings.get("prompt_cache", True))
         return Prepared(
             settings=settings,
             max_tokens=max_tokens,
@@ -610,6 +664,11 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             chain=chain,
             binding=binding,
             warnings=warnings,
+            cache=(
+                PromptCache(None if cache is True else cache, _cache_marks(turns))
+                if cache is not False and self._caches
+                else None
+            ),
         )
 
     def _thinking_knob(

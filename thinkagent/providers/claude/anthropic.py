@@ -72,6 +72,7 @@ from ._rules import (
     ClaudeThinking,
     Effort,
     Prepared,
+    PromptCache,
     finish_reason,
     raise_mapped,
     token_usage,
@@ -228,8 +229,14 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             "max_tokens": prepared.max_tokens,
             "messages": _messages(prepared),
         }
+        cache = prepared.cache
+        marker = _marker(cache) if cache is not None else None
         if request.instructions:
-            params["system"] = request.instructions
+            params["system"] = (
+                [{"type": "text", "text": request.instructions, "cache_control": marker}]
+                if marker is not None
+                else request.instructions
+            )
         if prepared.thinking is not None:
             params["thinking"] = prepared.thinking.to_param()
         output_config: dict[str, Any] = {}
@@ -246,6 +253,8 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
                 if tool.description:
                     spec["description"] = tool.description
                 tools.append(spec)
+            if marker is not None and not request.instructions:
+                tools[-1]["cache_control"] = marker
             params["tools"] = tools
             tool_choice = _tool_choice(
                 settings.get("tool_choice"), settings.get("parallel_tool_calls")
@@ -404,10 +413,23 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
 
 
 def _messages(prepared: Prepared) -> list[dict[str, Any]]:
-    return [
+    messages = [
         {"role": role, "content": [_block(part) for part in parts]}
         for role, parts in prepared.turns
     ]
+    cache = prepared.cache
+    if cache is not None:
+        marker = _marker(cache)
+        for turn, part in cache.marks:
+            messages[turn]["content"][part]["cache_control"] = marker
+    return messages
+
+
+def _marker(cache: PromptCache) -> dict[str, Any]:
+    """A breakpoint: `cache_control`, with the lifetime when one was asked for."""
+    if cache.ttl is None:
+        return {"type": "ephemeral"}
+    return {"type": "ephemeral", "ttl": cache.ttl}
 
 
 def _tool_choice(choice: str | None, parallel: bool | None) -> dict[str, Any] | None:

@@ -85,6 +85,7 @@ from ._rules import (
     ClaudeThinking,
     Effort,
     Prepared,
+    PromptCache,
     finish_reason,
     raise_mapped,
     token_usage,
@@ -221,6 +222,7 @@ class BedrockModel(ClaudeModel[Any]):
             settings=settings,
         )
         self._family = family
+        self._caches = family.is_claude and (self._info is None or self._info.caches_on_bedrock)
         self._additional_fields = MappingProxyType(dict(additional_model_request_fields or {}))
         self._extra_headers = MappingProxyType(dict(extra_headers or {}))
         claude = family.is_claude
@@ -277,8 +279,11 @@ class BedrockModel(ClaudeModel[Any]):
             "modelId": self.model_name,
             "messages": _messages(prepared, request),
         }
+        point = _cache_point(prepared.cache) if prepared.cache is not None else None
         if request.instructions:
             params["system"] = [{"text": request.instructions}]
+            if point is not None:
+                params["system"].append(point)
         inference: dict[str, Any] = {"maxTokens": prepared.max_tokens}
         copy_settings(
             settings,
@@ -290,6 +295,8 @@ class BedrockModel(ClaudeModel[Any]):
         params["inferenceConfig"] = inference
         if declared:
             params["toolConfig"] = _tool_config(declared, choice if request.tools else None)
+            if point is not None and not request.instructions:
+                params["toolConfig"]["tools"].append(point)
         additional = dict(self._additional_fields)
         output: dict[str, Any] = {}
         if not self._family.is_claude:
@@ -633,12 +640,26 @@ def _text_format(request: ModelRequest) -> dict[str, Any]:
 
 def _messages(prepared: Prepared, request: ModelRequest) -> list[dict[str, Any]]:
     try:
-        return [
+        messages = [
             {"role": role, "content": [_block(part) for part in parts]}
             for role, parts in prepared.turns
         ]
     except binascii.Error:
         raise _bad_payload(request.messages) from None
+    cache = prepared.cache
+    if cache is not None:
+        point = _cache_point(cache)
+        for turn, part in cache.marks:
+            messages[turn]["content"].insert(part + 1, point)
+    return messages
+
+
+def _cache_point(cache: PromptCache) -> dict[str, Any]:
+    """A breakpoint: a `cachePoint` block after the block that ends the cached prefix, with
+    the lifetime when one was asked for."""
+    if cache.ttl is None:
+        return {"cachePoint": {"type": "default"}}
+    return {"cachePoint": {"type": "default", "ttl": cache.ttl}}
 
 
 def _block(part: Part) -> dict[str, Any]:
