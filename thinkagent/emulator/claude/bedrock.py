@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
+from ..caching import CacheUse, PrefixCache
 from ..encoding import (
     as_list,
     as_mapping,
@@ -42,7 +43,6 @@ from ..encoding import (
     stable_id,
 )
 from ..eventstream import event_message, exception_message
-from ..caching import CacheUse, PrefixCache
 from ..framework import (
     EmulatorState,
     JsonReply,
@@ -283,7 +283,9 @@ def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
                 kind = next(iter(block), "content")
                 content.append({"type": "text", "text": f"[{kind}]"})
         if role == "system":
-            system.extend({"type": "text", "text": c["text"]} for c in content if c["type"] == "text")
+            system.extend(
+                {"type": "text", "text": c["text"]} for c in content if c["type"] == "text"
+            )
         messages.append({"role": role, "content": content})
     if as_mapping(raw_messages[0]).get("role") != "user":
         raise WireError(

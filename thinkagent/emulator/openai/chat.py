@@ -593,14 +593,14 @@ class OpenAIChatAPI(OpenAIWire):
 
     def completions(self, request: WireRequest) -> JsonReply | StreamReply:
         parsed = _parse(request, self.state.signer)
-        body = parsed.body
+        sent = parsed.body
         cached = self.cache.read(
             model=parsed.model,
             model_name=parsed.model_name,
             credential=credential(request),
-            body=body,
-            head={"tools": body.get("tools"), "response_format": body.get("response_format")},
-            items=[as_mapping(m) for m in as_list(body.get("messages"))],
+            body=sent,
+            head={"tools": sent.get("tools"), "response_format": sent.get("response_format")},
+            items=[as_mapping(m) for m in as_list(sent.get("messages"))],
             conversation=parsed.conversation,
         )
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)

@@ -421,7 +421,7 @@ def _messages(prepared: Prepared) -> list[dict[str, Any]]:
     if cache is not None:
         marker = _marker(cache)
         for turn, part in cache.marks:
-            messages[turn]["content"][part]["cache_control"] = marker
+            cast("list[dict[str, Any]]", messages[turn]["content"])[part]["cache_control"] = marker
     return messages
 
 

@@ -650,7 +650,7 @@ def _messages(prepared: Prepared, request: ModelRequest) -> list[dict[str, Any]]
     if cache is not None:
         point = _cache_point(cache)
         for turn, part in cache.marks:
-            messages[turn]["content"].insert(part + 1, point)
+            cast("list[dict[str, Any]]", messages[turn]["content"]).insert(part + 1, point)
     return messages
 
 
