@@ -34,7 +34,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CacheRules", "CacheUse", "PrefixCache", "Segment", "segment", "share"]
+__all__ = ["CacheRules", "CacheUse", "PrefixCache", "Segment", "segment"]
 
 #: Entries one :class:`PrefixCache` keeps at most (the least recently used go first).
 MAX_ENTRIES = 50_000
@@ -53,20 +53,6 @@ def segment(value: Any, tokens: int) -> Segment:
     spaces), so only what the request says counts, not how its client spelled the JSON."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return Segment(text.encode("utf-8", "surrogatepass"), tokens)
-
-
-def share(total: int, weights: Sequence[int]) -> list[int]:
-    """``total`` tokens split over pieces in proportion to their ``weights`` (the remainder
-    goes to the last piece): how a wire gives each block of a turn its part of the turn's
-    tokens, so that the parts add up to what the brain counts."""
-    if not weights:
-        return []
-    if not any(weights):
-        weights = [1] * len(weights)
-    whole = sum(weights)
-    parts = [total * w // whole for w in weights]
-    parts[-1] += total - sum(parts)
-    return parts
 
 
 @dataclass(frozen=True)

@@ -30,15 +30,15 @@ split by lifetime) and ``input_tokens`` for the rest on the Claude API; ``cacheR
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from ..brain import count_tokens, prefix_tokens
-from ..caching import CacheRules, CacheUse, PrefixCache, Segment, segment, share
-from ..encoding import list_or_none, mapping_or_none
+from ..caching import CacheRules, CacheUse, PrefixCache, Segment, segment
+from ..encoding import mapping_or_none
 from ..framework import WireError
-from ..model import Conversation
+from ..model import Conversation, ToolSpec, Turn
 from .profiles import ClaudeProfile
 
 __all__ = ["LOOKBACK", "MAX_BREAKPOINTS", "CachePlan", "check_markers", "plan_cache"]
@@ -159,51 +159,75 @@ def plan_cache(
     messages: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
     top_level: Any,
     conversation: Conversation,
+    read_turn: Callable[[str, Sequence[Mapping[str, Any]]], Turn],
     config: Mapping[str, Any],
 ) -> CachePlan:
     """The :class:`CachePlan` of a checked request: ``messages`` as the model reads them (the
-    thinking it drops left out), ``config`` what invalidates the cached messages when it
-    changes (the thinking configuration and the effort). Each block's tokens are its part of
-    what the brain counts for its turn (the head's for tools and system), so the prefixes add
-    up to the request's input tokens."""
+    thinking it drops left out), ``read_turn`` how it reads blocks of a message as a turn,
+    ``config`` what invalidates the cached messages when it changes (the thinking
+    configuration and the effort).
+
+    Each block gets the tokens the brain counts for it: a tool its own text, a system block or
+    a message's block what it adds to the text before it, so that a prefix's tokens depend on
+    the prefix alone, and all of them add up to the request's input tokens."""
     counts = prefix_tokens(conversation)
     contents: list[Any] = []
-    weights: list[int] = []
+    tokens: list[int] = []
     markers: list[Any] = []
+    specs = iter(conversation.tools)
     for tool in tools:
         contents.append(["tool", _unmarked(tool)])
-        weights.append(count_tokens(json.dumps(_unmarked(tool), sort_keys=True)))
+        custom = tool.get("type", "custom") in ("custom", None)
+        tokens.append(_tool_tokens(next(specs)) if custom else 0)
         markers.append(tool.get("cache_control"))
+    texts: list[str] = []
     for block in system:
+        before = count_tokens("\n".join(texts))
+        texts.append(str(block.get("text", "")))
         contents.append(["system", _unmarked(block)])
-        weights.append(count_tokens(str(block.get("text", ""))))
+        tokens.append(count_tokens("\n".join(texts)) - before)
         markers.append(block.get("cache_control"))
-    tokens = share(counts[0], weights)
+    head = len(tokens)
     turns = iter(counts[1:])
     first = True
     for role, blocks, read in _read_messages(messages):
-        shares = share(next(turns, 0), [_weight(b) for b in blocks]) if read else [0] * len(blocks)
+        total = next(turns, 0) if read else 0
+        done = 0
         for k, block in enumerate(blocks):
-            head: list[Any] = [role, k == 0]
+            key: list[Any] = [role, k == 0]
             if first:
-                head.append(dict(config))  # a new configuration: the messages are not cached
+                key.append(dict(config))  # a new configuration: the messages are not cached
                 first = False
-            contents.append([*head, _unmarked(block)])
-            tokens.append(shares[k])
+            last = k == len(blocks) - 1
+            upto = total if last or not read else _turn_tokens(read_turn(role, blocks[: k + 1]))
+            contents.append([*key, _unmarked(block)])
+            tokens.append(upto - done)
             markers.append(block.get("cache_control"))
-    if not weights and tokens and counts[0]:
-        tokens[0] += counts[0]  # no tools or system: the head's tokens go with the first block
+            done = upto
+    if tokens:
+        # the head's fixed cost (and the text of system messages) go with its last piece
+        tokens[max(head - 1, 0)] += counts[0] - sum(tokens[:head])
     breakpoints = {i: _ttl(m) for i, m in enumerate(markers) if m is not None}
     if top_level is not None:
-        last = _last_cacheable(messages, len(contents))
-        if last is not None:
-            breakpoints.setdefault(last, _ttl(top_level))
+        end = _last_cacheable(messages, len(contents))
+        if end is not None:
+            breakpoints.setdefault(end, _ttl(top_level))
     return CachePlan(
         namespace=(account, model.key),
         minimum=model.cache_minimum,
         segments=tuple(segment(c, n) for c, n in zip(contents, tokens, strict=True)),
         breakpoints=breakpoints,
     )
+
+
+def _tool_tokens(tool: ToolSpec) -> int:
+    """A tool's tokens, as the brain counts them."""
+    return count_tokens(tool.name + tool.description + json.dumps(tool.schema, sort_keys=True))
+
+
+def _turn_tokens(turn: Turn) -> int:
+    """A turn's tokens, as the brain counts them."""
+    return prefix_tokens(Conversation(system="", turns=(turn,), tools=()))[1]
 
 
 def _ttl(marker: Any) -> float:
@@ -213,24 +237,6 @@ def _ttl(marker: Any) -> float:
 
 def _unmarked(block: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if k != "cache_control"}
-
-
-def _weight(block: Mapping[str, Any]) -> int:
-    """What the brain counts of a block: its text, thinking, call or result."""
-    kind = block.get("type")
-    if kind == "text":
-        return count_tokens(str(block.get("text", "")))
-    if kind == "thinking":
-        return count_tokens(str(block.get("thinking", "")))
-    if kind == "tool_use":
-        return count_tokens(json.dumps(block.get("input"), sort_keys=True) + str(block.get("name")))
-    if kind == "tool_result":
-        content = block.get("content")
-        if isinstance(content, str):
-            return count_tokens(content)
-        texts = [mapping_or_none(c) or {} for c in list_or_none(content) or []]
-        return sum(count_tokens(str(t.get("text", ""))) for t in texts)
-    return 1
 
 
 def _read_messages(

@@ -764,6 +764,7 @@ def parse_request(
         messages=parsed,
         top_level=body.get("cache_control"),
         conversation=conversation,
+        read_turn=lambda role, blocks: _neutral(role, blocks, "messages", documents),
         config={"thinking": [thinking.kind, thinking.budget], "effort": effort},
     )
     settings = Settings(
