@@ -18,14 +18,11 @@ DeepSeek caches prefixes on disk in 64-token units and reports ``prompt_cache_hi
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..brain import count_tokens, prefix_tokens
-from ..caching import CacheRules, PrefixCache, Segment, segment
-from ..model import Conversation
+from ..caching import CacheRules, PrefixCache, segment
 from .rules import OpenAIProfile, invalid_value
 
 __all__ = ["AutomaticCache", "cache_rules"]
@@ -69,11 +66,12 @@ class AutomaticCache:
         body: Mapping[str, Any],
         head: Mapping[str, Any],
         items: Sequence[Mapping[str, Any]],
-        conversation: Conversation,
+        tokens: Callable[[int], int],
     ) -> int:
         """The tokens of this request read from the cache (0 where the host reports none),
         after keeping its prefixes for later requests. ``head`` is what comes before the
-        ``items`` (the messages, or the input items) in the prompt."""
+        ``items`` (the messages, or the input items) in the prompt; ``tokens(k)`` the input
+        tokens of the head and the first ``k`` items, as the brain counts them."""
         rules = cache_rules(model)
         retention = body.get("prompt_cache_retention")
         if retention is not None and retention not in _RETENTION:
@@ -83,33 +81,9 @@ class AutomaticCache:
         key = body.get("prompt_cache_key")
         account = hashlib.sha256(credential.encode()).hexdigest()[:16]
         namespace = (account, model_name, key if isinstance(key, str) else None)
-        segments = _segments(head, items, conversation)
+        totals = [tokens(k) for k in range(len(items) + 1)]
+        segments = [segment(dict(head), totals[0])]
+        segments += [segment(dict(item), totals[k + 1] - totals[k]) for k, item in enumerate(items)]
         ttl = _RETENTION[retention if isinstance(retention, str) else "in_memory"]
-        use = self._cache.use(namespace, segments, CacheRules(rules.minimum, ttl))
-        read = min(use.read_tokens, sum(prefix_tokens(conversation)))
+        read = self._cache.use(namespace, segments, CacheRules(rules.minimum, ttl)).read_tokens
         return read - read % rules.step
-
-
-def _segments(
-    head: Mapping[str, Any], items: Sequence[Mapping[str, Any]], conversation: Conversation
-) -> list[Segment]:
-    """The request in prompt order: the head (with the system text and tools' tokens, as the
-    brain counts them), then each item with its own text's tokens (system messages' text is
-    counted with the head)."""
-    out = [segment(dict(head), prefix_tokens(conversation)[0])]
-    for item in items:
-        system = item.get("role") in ("system", "developer")
-        out.append(segment(dict(item), 0 if system else 4 + _tokens(item)))
-    return out
-
-
-def _tokens(item: Mapping[str, Any]) -> int:
-    """What the brain counts of an item: its texts, arguments and outputs."""
-    texts: list[str] = []
-    for key in ("content", "output", "arguments", "reasoning_content", "name", "text"):
-        value = item.get(key)
-        if isinstance(value, str):
-            texts.append(value)
-        elif value is not None:
-            texts.append(json.dumps(value, ensure_ascii=False))
-    return sum(count_tokens(t) for t in texts if t)

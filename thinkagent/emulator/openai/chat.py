@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
+from ..brain import prefix_tokens
 from ..encoding import (
     arguments_json,
     as_list,
@@ -594,14 +595,17 @@ class OpenAIChatAPI(OpenAIWire):
     def completions(self, request: WireRequest) -> JsonReply | StreamReply:
         parsed = _parse(request, self.state.signer)
         sent = parsed.body
+        messages = [as_mapping(m) for m in as_list(sent.get("messages"))]
         cached = self.cache.read(
             model=parsed.model,
             model_name=parsed.model_name,
             credential=credential(request),
             body=sent,
             head={"tools": sent.get("tools"), "response_format": sent.get("response_format")},
-            items=[as_mapping(m) for m in as_list(sent.get("messages"))],
-            conversation=parsed.conversation,
+            items=messages,
+            tokens=lambda k: sum(
+                prefix_tokens(_conversation(parsed.model, messages[:k], parsed.conversation.tools))
+            ),
         )
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest() + "\x1f" + parsed.model_name

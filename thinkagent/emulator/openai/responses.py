@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
+from ..brain import prefix_tokens
 from ..encoding import (
     arguments_json,
     as_list,
@@ -176,6 +177,8 @@ class _ResponsesRequest:
     parallel: bool
     tool_choice: Any
     tools: list[dict[str, Any]]
+    items: list[Mapping[str, Any]]
+    texts: Mapping[int, str]  # the reasoning items' texts, by item index
 
 
 def _input_error(message: str, status: int = 400) -> OpenAIError:
@@ -508,6 +511,8 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
         parallel=parallel,
         tool_choice=body.get("tool_choice", "auto"),
         tools=echoed_tools,
+        items=items,
+        texts=texts,
     )
 
 
@@ -581,8 +586,17 @@ class OpenAIResponsesAPI(OpenAIWire):
                 "text": body.get("text"),
                 "instructions": body.get("instructions"),
             },
-            items=_items(body.get("input")),
-            conversation=parsed.conversation,
+            items=parsed.items,
+            tokens=lambda k: sum(
+                prefix_tokens(
+                    _conversation(
+                        parsed.items[:k],
+                        parsed.texts,
+                        parsed.instructions or "",
+                        parsed.conversation.tools,
+                    )
+                )
+            ),
         )
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest() + "\x1f" + parsed.model_name + "\x1f" + scope
