@@ -132,6 +132,8 @@ def merge_settings(defaults: ModelSettings, settings: ModelSettings) -> ModelSet
 def copy_settings(settings: ModelSettings, target: dict[str, Any], **fields: str) -> None:
     """Copy each setting named in `fields` that is set into `target`, under its wire name
     (`top_p="topP"`); a list is copied."""
+    if not settings:
+        return
     values = cast("Mapping[str, Any]", settings)
     for name, field in fields.items():
         if name in values:
@@ -150,6 +152,12 @@ def request_options(
     """Add the per-call options of the `anthropic` and `openai` SDKs to `params`: `extra_body`
     and `extra_headers` (the model's, under the request's) and `timeout`. `body_settings` go
     into the extra body (settings the SDK has no parameter for)."""
+    if not settings:  # the model's own options only
+        if extra_body:
+            params["extra_body"] = dict(extra_body)
+        if extra_headers:
+            params["extra_headers"] = dict(extra_headers)
+        return
     body = {**extra_body, **settings.get("extra_body", {})}
     copy_settings(settings, body, **{name: name for name in body_settings})
     if body:

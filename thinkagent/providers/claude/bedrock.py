@@ -606,7 +606,7 @@ def _used_tools(messages: Sequence[Message]) -> list[str]:
     names: dict[str, None] = {}
     for message in messages:
         for part in message.parts:
-            if isinstance(part, ToolCall | ToolResult):
+            if isinstance(part, (ToolCall, ToolResult)):
                 names.setdefault(part.name, None)
     return list(names)
 
@@ -679,7 +679,7 @@ def _block(part: Part) -> dict[str, Any]:
         return {
             "toolUse": {"toolUseId": part.id, "name": part.name, "input": arguments_object(part)}
         }
-    if isinstance(part, Image | Document):
+    if isinstance(part, (Image, Document)):
         return _media(part)
     assert isinstance(part, ToolResult), part
     content = part.content
@@ -790,12 +790,13 @@ class _Stream:
         self._splitters: dict[int, ThinkTagSplitter] | None = {} if inline else None
         self._keys: dict[int, list[Hashable]] = {}
 
-    def fold(self, event: Mapping[str, Any]) -> list[ModelDelta | PartEnd | WarningEvent]:
+    def fold(self, event: Mapping[str, Any]) -> Sequence[ModelDelta | PartEnd | WarningEvent]:
         """The deltas, part ends and warnings one event gives (the thinking the service
         dropped is known at `messageStop`)."""
-        if "contentBlockDelta" in event:
-            out = self._delta(event["contentBlockDelta"])
-        elif "contentBlockStart" in event:
+        body = event.get("contentBlockDelta")
+        if body is not None:  # the hot path: one event per delta
+            return self._delta(body)
+        if "contentBlockStart" in event:
             out = self._start(event["contentBlockStart"])
         elif "contentBlockStop" in event:
             out = self._end(event["contentBlockStop"]["contentBlockIndex"])
@@ -811,26 +812,29 @@ class _Stream:
             out = []
         return [o for o in out if o is not None]
 
-    def _delta(self, body: Mapping[str, Any]) -> list[ModelDelta | PartEnd | WarningEvent | None]:
+    def _delta(self, body: Mapping[str, Any]) -> Sequence[ModelDelta]:
         index = body["contentBlockIndex"]
         delta = body["delta"]
         if "text" in delta:
             if self._splitters is not None:
                 splitter = self._splitters.setdefault(index, ThinkTagSplitter())
-                return [self._segment(index, s) for s in splitter.feed(delta["text"])]
-            return [self.builder.text(index, delta["text"])]
+                segments = (self._segment(index, s) for s in splitter.feed(delta["text"]))
+                return [d for d in segments if d is not None]
+            return _one(self.builder.text(index, delta["text"]))
         if "reasoningContent" in delta:
             reasoning = delta["reasoningContent"]
             if "text" in reasoning:
-                return [self.builder.thinking(index, reasoning["text"])]
+                return _one(self.builder.thinking(index, reasoning["text"]))
             if "signature" in reasoning:
-                return [self.builder.thinking(index, signature=reasoning["signature"])]
+                return _one(self.builder.thinking(index, signature=reasoning["signature"]))
             if "redactedContent" in reasoning:
-                return [self.builder.thinking(index, redacted=_b64(reasoning["redactedContent"]))]
-            return []  # a reasoning field this adapter does not know
+                redacted = _b64(reasoning["redactedContent"])
+                return _one(self.builder.thinking(index, redacted=redacted))
+            return ()  # a reasoning field this adapter does not know
         if "toolUse" in delta:
-            return [self.builder.tool_call(index, arguments=delta["toolUse"].get("input") or "")]
-        return []  # content the shared schema has no part for (citations...)
+            arguments = delta["toolUse"].get("input") or ""
+            return _one(self.builder.tool_call(index, arguments=arguments))
+        return ()  # content the shared schema has no part for (citations...)
 
     def _segment(self, index: int, segment: tuple[int, bool, str]) -> ModelDelta | None:
         number, thinking, text = segment
@@ -877,6 +881,11 @@ class _Stream:
             message.model_copy(update={"provider_details": details}),
             warnings=(*prepared.warnings, *((dropped,) if dropped is not None else ())),
         )
+
+
+def _one(delta: ModelDelta | None) -> tuple[ModelDelta, ...]:
+    """The deltas to yield for one folded event."""
+    return () if delta is None else (delta,)
 
 
 def _args(use: Mapping[str, Any]) -> dict[str, JsonValue] | str:

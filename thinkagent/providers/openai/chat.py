@@ -776,7 +776,9 @@ def _replayed(messages: Sequence[Message], rule: ReplayRule, scope: str) -> set[
     own = [
         i
         for i, m in enumerate(messages)
-        if m.role == "assistant" and m.scope == scope and m.thinking
+        if m.role == "assistant"
+        and m.scope == scope
+        and any(isinstance(p, ThinkingBlock) for p in m.parts)
     ]
     if rule == "always" or not own:
         return set(own)
