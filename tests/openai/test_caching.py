@@ -16,8 +16,9 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletion
 
+from tests.support.claude import run
 from tests.support.openai import QUESTION, TOOLS, bodies
-from thinkagent import Agent, ConfigurationError, ModelSettings, RunResult, Usage
+from thinkagent import Agent, ConfigurationError, ModelSettings, Usage
 from thinkagent.emulator import Emulator
 from thinkagent.providers.openai import OpenAIChatModel
 from thinkagent.providers.openai_responses import OpenAIResponsesModel
@@ -38,15 +39,6 @@ WIRES = {
 }
 
 
-async def run(agent: Agent, prompt: str, streamed: bool, **kw: Any) -> RunResult:
-    if not streamed:
-        return await agent.run(prompt, **kw)
-    async with agent.run_stream(prompt, **kw) as stream:
-        async for _ in stream:
-            pass
-    return stream.result
-
-
 def prompt_of(body: dict[str, Any]) -> tuple[str, list[str]]:
     """What a request's prompt starts with (its tools and instructions, as JSON text), and
     each of its messages or input items (as JSON text): the bytes prompt caching compares."""
@@ -62,8 +54,8 @@ async def test_each_request_starts_with_the_bytes_of_the_one_before_it(
 ) -> None:
     api, make = WIRES[wire]
     agent = Agent(make(openai_client), tools=TOOLS, instructions=INSTRUCTIONS)
-    first = await run(agent, QUESTION, streamed)
-    second = await run(agent, "And in Rome?", streamed, history=first.messages)
+    first = await run(agent, QUESTION, streamed=streamed)
+    second = await run(agent, "And in Rome?", streamed=streamed, history=first.messages)
     sent = [prompt_of(body) for body in bodies(emu, api)]
     assert len(sent) == 5  # a 3-step loop, then a 2-step one (the tools are not called again)
     for (head, items), (next_head, next_items) in itertools.pairwise(sent):

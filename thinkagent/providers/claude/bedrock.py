@@ -586,10 +586,10 @@ def _declared_tools(request: ModelRequest, choice: str | None) -> tuple[ToolDefi
     toolResult content blocks."). Derived from the history alone, so every request of a
     conversation declares the same tools (they are part of the prefix Claude binds thinking to).
     """
+    if request.tools and choice != "none":
+        return tuple(request.tools)
     used = _used_tools(request.messages)
     if request.tools:
-        if choice != "none":
-            return tuple(request.tools)
         if used:
             raise ConfigurationError(
                 "Bedrock Converse has no tool_choice 'none', and a history with tool calls needs "
