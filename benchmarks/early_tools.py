@@ -127,13 +127,11 @@ async def wire_models(emu: Emulator, stack: AsyncExitStack) -> dict[str, tuple[s
     models: dict[str, tuple[str, Model]] = {
         "anthropic": (
             "anthropic",
-            AnthropicModel("claude-sonnet-4-5", client=anthropic, thinking=thinking),
+            AnthropicModel("claude-sonnet-4-6", client=anthropic, thinking=thinking),
         ),
         "bedrock": (
             "bedrock",
-            BedrockModel(
-                "anthropic.claude-sonnet-4-5-20250929-v1:0", client=bedrock, thinking=thinking
-            ),
+            BedrockModel("anthropic.claude-sonnet-4-6-v1:0", client=bedrock, thinking=thinking),
         ),
     }
     try:

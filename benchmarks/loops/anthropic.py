@@ -18,6 +18,9 @@ MODEL = "claude-opus-4-7"
 THINKING = ClaudeThinking.adaptive(display="summarized")
 MAX_TOKENS = 4096
 QUESTION = "What's the weather in Paris? I am planning a long walk along the river this afternoon."
+CACHE: dict[str, Any] = {"type": "ephemeral"}
+"""A cache breakpoint, where thinkagent puts its own by default: the end of the tools and of
+each of the last two user turns (the raw loop caches as a careful user would)."""
 TOOL: dict[str, Any] = {
     "name": "get_weather",
     "description": "Current weather for a city.",
@@ -27,6 +30,7 @@ TOOL: dict[str, Any] = {
         "required": ["city"],
         "additionalProperties": False,
     },
+    "cache_control": CACHE,
 }
 
 
@@ -44,7 +48,10 @@ class AnthropicLoops:
 
     async def raw(self, streamed: bool, sync: bool) -> None:
         messages: list[dict[str, Any]] = [
-            {"role": "user", "content": [{"type": "text", "text": QUESTION}]}
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": QUESTION, "cache_control": CACHE}],
+            }
         ]
         for turn in range(2):
             if streamed:
@@ -68,6 +75,7 @@ class AnthropicLoops:
                             "is_error": False,
                         }
                     )
+            results[-1]["cache_control"] = CACHE
             messages = [
                 *messages,
                 {"role": "assistant", "content": content},

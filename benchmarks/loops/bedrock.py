@@ -45,9 +45,13 @@ TOOL_CONFIG: dict[str, Any] = {
                     }
                 },
             }
-        }
+        },
+        {"cachePoint": {"type": "default"}},
     ]
 }
+CACHE_POINT: dict[str, Any] = {"cachePoint": {"type": "default"}}
+"""A cache point, where thinkagent puts its own by default: after the tools and after each of
+the last two user turns (the raw loop caches as a careful user would)."""
 
 
 class _Fold:
@@ -141,7 +145,9 @@ class BedrockLoops:
         await self._loop(streamed, sync, threaded=False)
 
     async def _loop(self, streamed: bool, sync: bool, *, threaded: bool) -> None:
-        messages: list[dict[str, Any]] = [{"role": "user", "content": [{"text": QUESTION}]}]
+        messages: list[dict[str, Any]] = [
+            {"role": "user", "content": [{"text": QUESTION}, CACHE_POINT]}
+        ]
         for turn in range(2):
             if streamed:
                 fold = _Fold()
@@ -185,7 +191,7 @@ class BedrockLoops:
             messages = [
                 *messages,
                 {"role": "assistant", "content": content},
-                {"role": "user", "content": results},
+                {"role": "user", "content": [*results, CACHE_POINT]},
             ]
         raise RuntimeError("the loop did not end with an answer")
 

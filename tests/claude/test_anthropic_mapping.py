@@ -11,6 +11,7 @@ import httpx2
 import pytest
 from anthropic import types as wire
 
+from tests.support.claude import without_cache
 from thinkagent import (
     Message,
     ModelRequest,
@@ -127,8 +128,10 @@ def turn(*parts: Any, scope: str | None = "anthropic") -> Message:
 def test_a_request_with_history_and_tools() -> None:
     """What goes around the replayed history (`test_replay.py`): the user turns, the thinking
     configuration, the tools."""
-    params = model().build_request(
-        ModelRequest(history(turn(SIGNED, TextPart(text="Checking."), CALL)), tools=[WEATHER])
+    params = without_cache(
+        model().build_request(
+            ModelRequest(history(turn(SIGNED, TextPart(text="Checking."), CALL)), tools=[WEATHER])
+        )
     )
     assert params["messages"][1]["content"][:1] == [
         {"type": "thinking", "thinking": SIGNED.text, "signature": SIGNED.signature}
@@ -161,7 +164,7 @@ def test_tool_results_go_first_with_their_error_flag() -> None:
         turn(SIGNED, CALL),
         Message(role="user", parts=(TextPart(text="Hurry."), failed)),
     ]
-    content = model().build_request(ModelRequest(messages))["messages"][2]["content"]
+    content = without_cache(model().build_request(ModelRequest(messages)))["messages"][2]["content"]
     assert content == [
         {
             "type": "tool_result",
@@ -194,6 +197,7 @@ def test_settings_map_to_the_request() -> None:
                 "timeout": 12.5,
                 "extra_headers": {"x-b": "2"},
                 "extra_body": {"service_tier": "auto"},
+                "prompt_cache": False,
             },
         )
     )

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from anthropic import types as wire
 
+from tests.support.claude import without_cache
 from tests.support.recorded import interactions
 from thinkagent import (
     Message,
@@ -67,7 +68,14 @@ def test_tool_with_thinking() -> None:
             [ToolResult(call_id=result["tool_use_id"], name=call.name, content=result["content"])]
         ),
     ]
-    params = model.build_request(ModelRequest(history, tools=tools_of(request)))
+    sent = model.build_request(ModelRequest(history, tools=tools_of(request)))
+    # the accepted request, with cache breakpoints at the end of each user turn
+    assert [m["content"][-1].get("cache_control") for m in sent["messages"]] == [
+        {"type": "ephemeral"},
+        None,
+        {"type": "ephemeral"},
+    ]
+    params = without_cache(sent)
     assert params["messages"][1] == accepted["messages"][1]  # the assistant turn, exactly
     assert params["messages"] == accepted["messages"]
     assert params["thinking"] == accepted["thinking"]
@@ -95,7 +103,7 @@ def test_redacted_thinking() -> None:
         load_messages(dump_messages([message]))[0],
         Message.user(accepted["messages"][2]["content"][0]["text"]),
     ]
-    params = model.build_request(ModelRequest(history))
+    params = without_cache(model.build_request(ModelRequest(history)))
     assert params["messages"] == accepted["messages"]
     assert params["thinking"] == accepted["thinking"]
     assert params["max_tokens"] == accepted["max_tokens"]

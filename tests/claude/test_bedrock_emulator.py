@@ -94,7 +94,8 @@ async def test_a_history_with_tool_calls_and_no_tools_on_offer(
     result = await Agent(model).run("Thanks. Which city was it?", history=finished)
     assert result.output
     config = emu.requests[0].body["toolConfig"]
-    assert [t["toolSpec"]["name"] for t in config["tools"]] == ["get_weather", "get_time"]
+    assert [t["toolSpec"]["name"] for t in config["tools"][:-1]] == ["get_weather", "get_time"]
+    assert config["tools"][-1] == {"cachePoint": {"type": "default"}}  # no instructions
 
 
 async def test_an_empty_tool_result_goes_without_a_blank_text_block(

@@ -16,6 +16,7 @@ from botocore.exceptions import (
     ParamValidationError,
 )
 
+from tests.support.claude import without_cache
 from thinkagent import (
     ConfigurationError,
     HistoryError,
@@ -138,9 +139,11 @@ def history(assistant: Message, *more: Message) -> list[Message]:
 def test_a_request_with_history_and_tools() -> None:
     """What goes around the replayed history (`test_replay.py`): the redacted bytes as they
     are, the user turns, the model, the thinking configuration, the tools."""
-    params = model().build_request(
-        ModelRequest(
-            history(turn(SIGNED, REDACTED, TextPart(text="Checking."), CALL)), tools=[WEATHER]
+    params = without_cache(
+        model().build_request(
+            ModelRequest(
+                history(turn(SIGNED, REDACTED, TextPart(text="Checking."), CALL)), tools=[WEATHER]
+            )
         )
     )
     assert params["messages"][1]["content"][1] == {
@@ -182,9 +185,11 @@ def test_tool_results_carry_status_and_json() -> None:
         (failed, {"content": [{"text": "boom"}], "status": "error"}),
         (data, {"content": [{"json": {"temp_c": 18}}], "status": "success"}),
     ):
-        params = model().build_request(
-            ModelRequest(
-                [Message.user("Weather?"), turn(SIGNED, CALL), Message.user_results([result])]
+        params = without_cache(
+            model().build_request(
+                ModelRequest(
+                    [Message.user("Weather?"), turn(SIGNED, CALL), Message.user_results([result])]
+                )
             )
         )
         assert params["messages"][2]["content"] == [
@@ -217,7 +222,7 @@ def test_a_history_with_tools_and_no_tools_on_offer_declares_them() -> None:
     messages[2] = Message.user_results(
         [RESULT, ToolResult(call_id="tooluse_2", name="get_time", content="14:05")]
     )
-    params = model().build_request(ModelRequest(messages))
+    params = without_cache(model().build_request(ModelRequest(messages)))
     empty = {"type": "object", "properties": {}}
     assert params["toolConfig"] == {
         "tools": [
@@ -237,10 +242,12 @@ def test_a_history_with_tools_and_no_tools_on_offer_declares_them() -> None:
 def test_an_empty_tool_result_sends_no_blank_text() -> None:
     for content in ("", " \n"):
         result = ToolResult(call_id="tooluse_1", name="get_weather", content=content)
-        params = model().build_request(
-            ModelRequest(
-                [Message.user("Weather?"), turn(SIGNED, CALL), Message.user_results([result])],
-                tools=[WEATHER],
+        params = without_cache(
+            model().build_request(
+                ModelRequest(
+                    [Message.user("Weather?"), turn(SIGNED, CALL), Message.user_results([result])],
+                    tools=[WEATHER],
+                )
             )
         )
         assert params["messages"][2]["content"] == [
@@ -268,6 +275,7 @@ def test_settings_map_to_the_request() -> None:
                     "performanceConfig": {"latency": "standard"},
                     "additionalModelRequestFields": {"top_k": 5},
                 },
+                "prompt_cache": False,
             },
         )
     )

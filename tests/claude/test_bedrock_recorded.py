@@ -13,6 +13,7 @@ import botocore.session
 from botocore import parsers, serialize
 
 from tests.support import recorded
+from tests.support.claude import without_cache
 from thinkagent import (
     Message,
     ModelRequest,
@@ -88,7 +89,13 @@ def test_parse_and_replay() -> None:
     ]
     spec = sent["toolConfig"]["tools"][0]["toolSpec"]
     tools = [ToolDefinition(spec["name"], spec.get("description", ""), spec["inputSchema"]["json"])]
-    body = botocore_body(model.build_request(ModelRequest(history, tools=tools)))
+    sent = model.build_request(ModelRequest(history, tools=tools))
+    # the accepted request, with a cache point after each user turn and after the tools
+    assert [m["content"][-1] for m in sent["messages"][::2]] == [
+        {"cachePoint": {"type": "default"}}
+    ] * 2
+    assert sent["toolConfig"]["tools"][-1] == {"cachePoint": {"type": "default"}}
+    body = botocore_body(without_cache(sent))
     assert body["messages"][1] == accepted["messages"][1]  # the assistant turn, exactly
     assert body["messages"] == accepted["messages"]
     assert body["toolConfig"] == accepted["toolConfig"]

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import anthropic
 from botocore.exceptions import ClientError
 
+from tests.support import without_ids as without_ids
 from thinkagent import (
     Agent,
     Message,
@@ -151,8 +152,18 @@ def bedrock_content(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-def without_ids(messages: list[Message]) -> list[Message]:
-    return [m.model_copy(update={"id": None}) for m in messages]
+def without_cache(value: Any) -> Any:
+    """A request (or any part of one) without its cache breakpoints: no `cache_control` keys,
+    no `cachePoint` blocks, and a system text block list back to its text."""
+    if isinstance(value, dict):
+        out = {k: without_cache(v) for k, v in value.items() if k != "cache_control"}
+        system = out.get("system")
+        if isinstance(system, list) and [b.get("type") for b in system] == ["text"]:
+            out["system"] = system[0]["text"]
+        return out
+    if isinstance(value, list):
+        return [without_cache(v) for v in value if not (isinstance(v, dict) and "cachePoint" in v)]
+    return value
 
 
 def body_text(body: Any) -> str:
@@ -167,7 +178,8 @@ def _kind(block: dict[str, Any]) -> str:
     if "reasoningContent" in block:
         return "redacted_thinking" if "redactedContent" in block["reasoningContent"] else "thinking"
     (key,) = block
-    return {"text": "text", "toolUse": "tool_use", "toolResult": "tool_result"}[key]
+    kinds = {"text": "text", "toolUse": "tool_use", "toolResult": "tool_result"}
+    return kinds.get(key, key)  # a cachePoint is itself
 
 
 def _as_json(value: Any) -> Any:
@@ -236,7 +248,8 @@ class Wire:
         return block["type"] if self.scope == "anthropic" else _kind(block)
 
     def kinds(self, content: list[dict[str, Any]]) -> list[str]:
-        return [self.kind(block) for block in content]
+        """The kind of each content block (Converse's cache points left out)."""
+        return [self.kind(block) for block in content if self.kind(block) != "cachePoint"]
 
     def texts(self, content: list[dict[str, Any]]) -> list[str]:
         """The text of each text block."""

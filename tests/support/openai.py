@@ -6,6 +6,7 @@ import json
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
+from tests.support import without_ids as without_ids
 from thinkagent import Message, ThinkingBlock
 
 QUESTION = "What's the weather and the time in Paris?"
@@ -23,11 +24,6 @@ def get_time(city: str, format: str = "24h") -> str:
 
 
 TOOLS = [get_weather, get_time]
-
-
-def without_ids(messages: Sequence[Message]) -> list[Message]:
-    """Messages with their response ids cleared (two requests get two ids)."""
-    return [m.model_copy(update={"id": None}) for m in messages]
 
 
 def thinking(messages: Iterable[Message]) -> list[ThinkingBlock]:

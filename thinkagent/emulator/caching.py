@@ -12,8 +12,10 @@ and where a provider lets a request mark the end of a cacheable prefix, is the w
 - Explicit breakpoints (Anthropic's ``cache_control``, Bedrock's ``cachePoint``): only the
   prefixes that end at a breakpoint are written, each with its own lifetime
   (``breakpoints={segment index: ttl}``); the wire validates the breakpoints themselves (how
-  many, and where they may sit) before it asks. The write is what the request adds beyond
-  what it read.
+  many, and where they may sit) before it asks. A read looks for a stored prefix at each
+  breakpoint and, with ``lookback``, at most that many segments back from it (Anthropic
+  checks 20 blocks). The write is what the request adds beyond what it read, counted per
+  lifetime (``CacheUse.writes``).
 
 A prefix is identified by a chained digest of its segments' bytes, so two requests share a
 cached prefix exactly when their first segments are byte for byte the same. An entry lives
@@ -64,10 +66,12 @@ class CacheRules:
 
 @dataclass(frozen=True)
 class CacheUse:
-    """What one request read from the cache and wrote to it, in tokens."""
+    """What one request read from the cache and wrote to it, in tokens; ``writes`` splits the
+    written tokens by the lifetime (seconds) of the breakpoint that wrote them, in order."""
 
     read_tokens: int = 0
     write_tokens: int = 0
+    writes: tuple[tuple[float, int], ...] = ()
 
 
 class PrefixCache:
@@ -99,38 +103,50 @@ class PrefixCache:
         rules: CacheRules,
         *,
         breakpoints: Mapping[int, float | None] | None = None,
+        lookback: int | None = None,
     ) -> CacheUse:
         """Read the longest cached prefix of ``segments`` and write this request's prefixes.
 
         Without ``breakpoints`` every prefix long enough is written (automatic caching); with
         them only the prefixes ending at those segment indexes, each living its given ttl
-        (``None``: ``rules.ttl``). A prefix shorter than ``rules.minimum_tokens`` is neither
-        read nor written.
+        (``None``: ``rules.ttl``), and, with ``lookback``, only the prefixes ending at a
+        breakpoint or fewer than ``lookback`` segments before one are read. A prefix shorter
+        than ``rules.minimum_tokens`` is neither read nor written.
         """
         keys, totals = _prefixes(segments)
         points = (
             {i: rules.ttl for i in range(len(keys))}
             if breakpoints is None
-            else {i: rules.ttl if ttl is None else ttl for i, ttl in breakpoints.items()}
+            else {
+                i: rules.ttl if ttl is None else ttl
+                for i, ttl in breakpoints.items()
+                if 0 <= i < len(keys)
+            }
         )
+        readable = _readable(points, len(keys), None if breakpoints is None else lookback)
         now = self._clock()
         with self._lock:
             read = 0
             for i in range(len(keys) - 1, -1, -1):
                 if totals[i] < rules.minimum_tokens:
                     break
+                if readable is not None and i not in readable:
+                    continue
                 entry = self._entries.get((namespace, keys[i]))
                 if entry is not None and entry[0] > now:
                     read = totals[i]
                     self._touch((namespace, keys[i]), now + entry[1], entry[1])
                     break
             written = read
+            writes: list[tuple[float, int]] = []
             for i, ttl in sorted(points.items()):
-                if 0 <= i < len(keys) and totals[i] >= rules.minimum_tokens:
+                if totals[i] >= rules.minimum_tokens:
                     self._touch((namespace, keys[i]), now + ttl, ttl)
-                    written = max(written, totals[i])
+                    if totals[i] > written:
+                        writes.append((ttl, totals[i] - written))
+                        written = totals[i]
             self._evict()
-        return CacheUse(read_tokens=read, write_tokens=written - read)
+        return CacheUse(read_tokens=read, write_tokens=written - read, writes=tuple(writes))
 
     def _touch(self, key: tuple[Hashable, bytes], expires: float, ttl: float) -> None:
         self._entries[key] = (expires, ttl)
@@ -139,6 +155,14 @@ class PrefixCache:
     def _evict(self) -> None:
         while len(self._entries) > self._max_entries:
             self._entries.popitem(last=False)
+
+
+def _readable(points: Mapping[int, float], size: int, lookback: int | None) -> set[int] | None:
+    """The prefix indexes a read may use: each breakpoint and the ``lookback - 1`` before it
+    (None: any prefix)."""
+    if lookback is None:
+        return None
+    return {j for i in points for j in range(max(0, i - lookback + 1), min(i + 1, size))}
 
 
 def _prefixes(segments: Sequence[Segment]) -> tuple[list[bytes], list[int]]:

@@ -15,7 +15,7 @@ from ..errors import ConfigurationError, ProviderError, StreamInterrupted
 from ..history import ForeignReasoning
 from ..messages import ToolCall
 from ..stream import MessageAssembler
-from .base import ModelSettings, ToolDefinition
+from .base import ModelSettings, PromptCacheTTL, ToolDefinition
 
 __all__ = [
     "RETRYABLE_STATUSES",
@@ -25,6 +25,7 @@ __all__ = [
     "arguments_json",
     "arguments_object",
     "check_foreign_reasoning",
+    "check_prompt_cache",
     "connection_error",
     "copy_settings",
     "endpoint_host",
@@ -106,6 +107,14 @@ def check_foreign_reasoning(policy: str) -> None:
         raise ConfigurationError(f"foreign_reasoning must be 'drop' or 'text', got {policy!r}")
 
 
+def check_prompt_cache(value: object) -> bool | PromptCacheTTL:
+    """The `prompt_cache` setting (`True` when unset); `ConfigurationError` when it is not
+    `True`, `False`, `"5m"` or `"1h"`."""
+    if isinstance(value, bool) or value in ("5m", "1h"):
+        return value  # pyright: ignore[reportReturnType]
+    raise ConfigurationError(f"prompt_cache must be True, False, '5m' or '1h', got {value!r}")
+
+
 def merge_settings(defaults: ModelSettings, settings: ModelSettings) -> ModelSettings:
     """A request's settings over the model's defaults (headers and extra body merged by key)."""
     if not defaults:
@@ -123,6 +132,8 @@ def merge_settings(defaults: ModelSettings, settings: ModelSettings) -> ModelSet
 def copy_settings(settings: ModelSettings, target: dict[str, Any], **fields: str) -> None:
     """Copy each setting named in `fields` that is set into `target`, under its wire name
     (`top_p="topP"`); a list is copied."""
+    if not settings:
+        return
     values = cast("Mapping[str, Any]", settings)
     for name, field in fields.items():
         if name in values:
@@ -141,6 +152,12 @@ def request_options(
     """Add the per-call options of the `anthropic` and `openai` SDKs to `params`: `extra_body`
     and `extra_headers` (the model's, under the request's) and `timeout`. `body_settings` go
     into the extra body (settings the SDK has no parameter for)."""
+    if not settings:  # the model's own options only
+        if extra_body:
+            params["extra_body"] = dict(extra_body)
+        if extra_headers:
+            params["extra_headers"] = dict(extra_headers)
+        return
     body = {**extra_body, **settings.get("extra_body", {})}
     copy_settings(settings, body, **{name: name for name in body_settings})
     if body:

@@ -22,9 +22,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
 from ..brain import reply_usage
+from ..caching import CacheUse, PrefixCache
 from ..encoding import chunk_text, request_id, split_json, sse_event, stable_id
 from ..framework import (
     BodyLimit,
+    EmulatorState,
     JsonReply,
     StreamReply,
     WireAPI,
@@ -70,14 +72,28 @@ def _error_kind(status: int) -> tuple[str, str]:
     )
 
 
-def _usage(reply: Reply, *, streaming_start: bool = False) -> dict[str, Any]:
+def _input_usage(reply: Reply, cached: CacheUse) -> dict[str, int]:
+    """The input counts: ``input_tokens`` are those after the last cache breakpoint, neither
+    read from the cache nor written to it."""
     usage = reply.usage
     assert usage is not None
+    return {
+        "input_tokens": usage.input_tokens - cached.read_tokens - cached.write_tokens,
+        "cache_creation_input_tokens": cached.write_tokens,
+        "cache_read_input_tokens": cached.read_tokens,
+    }
+
+
+def _usage(reply: Reply, cached: CacheUse, *, streaming_start: bool = False) -> dict[str, Any]:
+    usage = reply.usage
+    assert usage is not None
+    hour = sum(tokens for ttl, tokens in cached.writes if ttl > 300)
     out: dict[str, Any] = {
-        "input_tokens": usage.input_tokens,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+        **_input_usage(reply, cached),
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": cached.write_tokens - hour,
+            "ephemeral_1h_input_tokens": hour,
+        },
         "output_tokens": 1 if streaming_start else usage.output_tokens,
         "service_tier": "standard",
     }
@@ -118,6 +134,14 @@ class AnthropicAPI(WireAPI):
     name: ClassVar[str] = "anthropic"
     # https://docs.claude.com/en/api/overview#request-size-limits: 32 MB, 413 request_too_large
     body_limit: ClassVar[BodyLimit] = BodyLimit(32 * 2**20)
+
+    def __init__(self, state: EmulatorState) -> None:
+        super().__init__(state)
+        self.cache = PrefixCache()
+        """Prompt caching: the prefixes requests marked, per account and model."""
+
+    def reset(self) -> None:
+        self.cache.clear()
 
     def routes(self) -> Sequence[WireRoute]:
         return (
@@ -181,6 +205,7 @@ class AnthropicAPI(WireAPI):
 
     def messages(self, request: WireRequest) -> JsonReply | StreamReply:
         parsed = self._parse(request)
+        cached = parsed.cache.use(self.cache) if parsed.cache is not None else CacheUse()
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest()
         blocks = render_blocks(
@@ -191,7 +216,7 @@ class AnthropicAPI(WireAPI):
         rid = request_id("req_011C", request.seq)
         headers = {"request-id": rid}
         if parsed.stream:
-            return self._stream(message_id, model, reply, blocks, headers, parsed)
+            return self._stream(message_id, model, reply, blocks, headers, parsed, cached)
         body: dict[str, Any] = {
             "id": message_id,
             "type": "message",
@@ -200,7 +225,7 @@ class AnthropicAPI(WireAPI):
             "content": [_block_json(b) for b in blocks],
             "stop_reason": reply.stop,
             "stop_sequence": None,
-            "usage": _usage(reply),
+            "usage": _usage(reply, cached),
         }
         if parsed.transformations is not None:
             body["input_transformations"] = parsed.transformations
@@ -214,6 +239,7 @@ class AnthropicAPI(WireAPI):
         blocks: Sequence[ClaudeBlock],
         headers: Mapping[str, str],
         parsed: ClaudeRequest,
+        cached: CacheUse,
     ) -> StreamReply:
         usage = reply.usage
         assert usage is not None
@@ -225,7 +251,7 @@ class AnthropicAPI(WireAPI):
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": _usage(reply, streaming_start=True),
+            "usage": _usage(reply, cached, streaming_start=True),
         }
         if parsed.transformations is not None:
             start["input_transformations"] = parsed.transformations
@@ -269,9 +295,7 @@ class AnthropicAPI(WireAPI):
                 sse_event("content_block_stop", {"type": "content_block_stop", "index": index})
             )
         delta_usage = {
-            "input_tokens": usage.input_tokens,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
+            **_input_usage(reply, cached),
             "output_tokens": usage.output_tokens,
             "output_tokens_details": {"thinking_tokens": usage.thinking_tokens},
         }

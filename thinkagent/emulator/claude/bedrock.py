@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
+from ..caching import CacheUse, PrefixCache
 from ..encoding import (
     as_list,
     as_mapping,
@@ -44,6 +45,7 @@ from ..encoding import (
 from ..eventstream import event_message, exception_message
 from ..framework import (
     BodyLimit,
+    EmulatorState,
     JsonReply,
     StreamReply,
     WireAPI,
@@ -53,6 +55,7 @@ from ..framework import (
 )
 from ..model import Reply, StopReason
 from .families import family_of, parse_family_request, render_family
+from .profiles import claude_profile
 from .rules import ClaudeBlock, ClaudeRequest, parse_request, render_blocks
 
 __all__ = ["BedrockAPI", "claude_name"]
@@ -63,6 +66,10 @@ DEFAULT_MAX_TOKENS = 8192
 _ERROR_NS = ":http://internal.amazon.com/coral/com.amazon.bedrock/"
 _MEDIA_TYPE = "application/vnd.amazon.eventstream"
 _INVALID_MODEL = "The provided model identifier is invalid."
+_NO_CACHING = (
+    "You invoked an unsupported model or your request did not allow prompt caching. See the "
+    "documentation for more information."
+)
 
 _ERRORS: Mapping[int, tuple[str, str]] = {
     400: (
@@ -221,11 +228,13 @@ def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
             400,
             "A conversation must start with a user message. Try again with a conversation that starts with a user message.",
         )
-    system: list[str] = [
-        cast("str", as_mapping(b)["text"])
-        for b in as_list(body.get("system"))
-        if isinstance(as_mapping(b).get("text"), str)
-    ]
+    system: list[dict[str, Any]] = []
+    for raw_block in as_list(body.get("system")):
+        block = as_mapping(raw_block)
+        if isinstance(block.get("text"), str):
+            system.append({"type": "text", "text": block["text"]})
+        elif "cachePoint" in block:
+            _mark(system, block["cachePoint"])
     messages: list[dict[str, Any]] = []
     for index, item in enumerate(cast("list[Any]", raw_messages)):
         message = as_mapping(item)
@@ -270,12 +279,14 @@ def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
                         thinking["signature"] = text_block["signature"]
                     content.append(thinking)
             elif "cachePoint" in block:
-                continue
+                _mark(content, block["cachePoint"])
             else:
                 kind = next(iter(block), "content")
                 content.append({"type": "text", "text": f"[{kind}]"})
         if role == "system":
-            system.extend(c["text"] for c in content if c["type"] == "text")
+            system.extend(
+                {"type": "text", "text": c["text"]} for c in content if c["type"] == "text"
+            )
         messages.append({"role": role, "content": content})
     if as_mapping(raw_messages[0]).get("role") != "user":
         raise WireError(
@@ -291,12 +302,14 @@ def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
         "messages": messages,
     }
     if system:
-        claude["system"] = "\n".join(system)
+        claude["system"] = system
     tool_config = as_mapping(body.get("toolConfig"))
     tools: list[dict[str, Any]] = []
     for raw_tool in as_list(tool_config.get("tools")):
         spec = as_mapping(as_mapping(raw_tool).get("toolSpec"))
-        if spec:
+        if "cachePoint" in as_mapping(raw_tool):
+            _mark(tools, as_mapping(raw_tool)["cachePoint"])
+        elif spec:
             tools.append(
                 {
                     "name": spec.get("name"),
@@ -338,18 +351,59 @@ def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
     return claude
 
 
-def _usage(reply: Reply) -> dict[str, int]:
+def _cache_points(body: Mapping[str, Any]) -> bool:
+    """Whether a Converse request has a ``cachePoint`` anywhere it may sit."""
+    lists = [as_list(body.get("system")), as_list(as_mapping(body.get("toolConfig")).get("tools"))]
+    lists += [as_list(as_mapping(m).get("content")) for m in as_list(body.get("messages"))]
+    return any("cachePoint" in as_mapping(block) for blocks in lists for block in blocks)
+
+
+def _caches(name: str | None) -> bool:
+    """Whether Bedrock caches prompts for this Claude model (Claude 3.5 Haiku, 3.7 Sonnet and
+    newer; not the other families Converse serves)."""
+    profile = claude_profile(name or "")
+    if profile is None:
+        return False
+    if profile.family not in ("opus", "sonnet", "haiku"):
+        return True
+    return profile.version >= (3, 7) or (profile.family, profile.version) == ("haiku", (3, 5))
+
+
+def _mark(blocks: list[dict[str, Any]], cache_point: Any) -> None:
+    """A ``cachePoint`` ends the cacheable prefix at the block before it: Claude reads it as
+    that block's ``cache_control`` (a point with nothing before it marks nothing)."""
+    if not blocks:
+        return
+    point = as_mapping(cache_point)
+    kind = point.get("type")
+    marker: dict[str, Any] = {"type": "ephemeral" if kind == "default" else kind}
+    if "ttl" in point:
+        marker["ttl"] = point["ttl"]
+    blocks[-1] = {**blocks[-1], "cache_control": marker}
+
+
+def _usage(reply: Reply, cached: CacheUse) -> dict[str, Any]:
+    """Converse's counts: ``inputTokens`` are those neither read from the cache nor written
+    to it; ``cacheDetails`` splits the written ones by lifetime."""
     usage = reply.usage
     assert usage is not None
-    return {
-        "inputTokens": usage.input_tokens,
+    read, written = cached.read_tokens, cached.write_tokens
+    out: dict[str, Any] = {
+        "inputTokens": usage.input_tokens - read - written,
         "outputTokens": usage.output_tokens,
         "totalTokens": usage.input_tokens + usage.output_tokens,
-        "cacheReadInputTokens": 0,
-        "cacheWriteInputTokens": 0,
-        "cacheReadInputTokenCount": 0,
-        "cacheWriteInputTokenCount": 0,
+        "cacheReadInputTokens": read,
+        "cacheWriteInputTokens": written,
+        "cacheReadInputTokenCount": read,
+        "cacheWriteInputTokenCount": written,
     }
+    if cached.writes:
+        lifetimes: dict[str, int] = {}
+        for ttl, tokens in cached.writes:
+            name = "1h" if ttl > 300 else "5m"
+            lifetimes[name] = lifetimes.get(name, 0) + tokens
+        out["cacheDetails"] = [{"ttl": t, "inputTokens": n} for t, n in lifetimes.items()]
+    return out
 
 
 def _latency(reply: Reply) -> int:
@@ -387,6 +441,14 @@ class BedrockAPI(WireAPI):
         "1 validation error detected: Value at 'body' failed to satisfy constraint: "
         "Member must have length less than or equal to {limit}",
     )
+
+    def __init__(self, state: EmulatorState) -> None:
+        super().__init__(state)
+        self.cache = PrefixCache()
+        """Prompt caching: the prefixes requests marked, per account and model."""
+
+    def reset(self) -> None:
+        self.cache.clear()
 
     def routes(self) -> Sequence[WireRoute]:
         return (
@@ -456,6 +518,9 @@ class BedrockAPI(WireAPI):
         headers = {"x-amzn-RequestId": request_id("", request.seq)}
         signer = self.state.signer
         fields: dict[str, Any] = {}
+        cached = CacheUse()
+        if _cache_points(body) and (family is not None or not _caches(name)):
+            raise WireError(400, _NO_CACHING)
         if family is not None:
             conversation, settings = parse_family_request(
                 body, family, signer=signer, region=region, stream=stream
@@ -465,6 +530,8 @@ class BedrockAPI(WireAPI):
         else:
             assert name is not None
             parsed = self._parse_claude(body, name, account)
+            if parsed.cache is not None:
+                cached = parsed.cache.use(self.cache)
             reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
             blocks = render_blocks(reply, parsed, signer=signer, tool_id_prefix="tooluse_", seed="")
             content = [_block_json(b) for b in blocks if b.type != "tool_use"]
@@ -478,12 +545,12 @@ class BedrockAPI(WireAPI):
             use = {"toolUseId": call_id, "name": call.name, "input": dict(call.arguments)}
             content.append({"toolUse": use})
         if stream:
-            return _stream(reply, content, headers, fields)
+            return _stream(reply, content, headers, fields, cached)
         answer: dict[str, Any] = {
             "metrics": {"latencyMs": _latency(reply)},
             "output": {"message": {"content": content, "role": "assistant"}},
             "stopReason": _STOP[reply.stop],
-            "usage": _usage(reply),
+            "usage": _usage(reply, cached),
         }
         if fields:
             answer["additionalModelResponseFields"] = fields
@@ -525,6 +592,7 @@ def _stream(
     content: Sequence[Mapping[str, Any]],
     headers: Mapping[str, str],
     fields: Mapping[str, Any],
+    cached: CacheUse,
 ) -> StreamReply:
     """ConverseStream events for a reply's content blocks: no ``contentBlockStart`` for
     reasoning or text, reasoning text then its signature, a redacted payload whole, tool uses
@@ -563,7 +631,7 @@ def _stream(
     events.append(event_message("messageStop", stop))
     events.append(
         event_message(
-            "metadata", {"usage": _usage(reply), "metrics": {"latencyMs": _latency(reply)}}
+            "metadata", {"usage": _usage(reply, cached), "metrics": {"latencyMs": _latency(reply)}}
         )
     )
     return StreamReply(events, _MEDIA_TYPE, headers, cut_at)

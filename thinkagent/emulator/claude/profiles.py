@@ -156,6 +156,21 @@ class ClaudeProfile:
             or self._is("sonnet", (5, 5))
         )
 
+    @property
+    def cache_minimum(self) -> int:
+        """The shortest prefix (tokens) prompt caching caches: 512 on Opus, Fable and Mythos
+        5.x; 4,096 on Opus 4.5 to 4.7 and Haiku 4.5 (and, not confirmed, Haiku 5.5); 2,048 on
+        Haiku 3 and 3.5; 1,024 on the others (Sonnet, Opus 4.8, Opus 4 and 4.1)
+        (platform.claude.com/docs/en/build-with-claude/prompt-caching; Opus 4.7 is listed at
+        2,048 by some sources, 4,096 by Bedrock's)."""
+        if self.family in ("fable", "mythos") or self._at_least("opus", (5, 0)):
+            return 512
+        if self.family == "opus" and (4, 5) <= self.version <= (4, 7):
+            return 4096
+        if self.family == "haiku":
+            return 2048 if self.version < (4, 0) else 4096
+        return 1024
+
     def reads(self, producer: str, *, claude_api: bool) -> bool:
         """Whether this model can read thinking recorded as ``producer`` (a ``key``)."""
         if producer in (self.key, "haiku-5-5", ""):

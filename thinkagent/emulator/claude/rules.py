@@ -43,6 +43,7 @@ from ..framework import WireError
 from ..model import Call, CallResult, Conversation, Media, Reply, Settings, ToolSpec, Turn
 from ..signing import Signer
 from .binding import Prefix, Record, open_proof, seal_proof
+from .caching import CachePlan, check_markers, plan_cache
 from .profiles import ClaudeProfile, claude_profile
 
 __all__ = [
@@ -127,7 +128,7 @@ class ClaudeRequest:
     """A validated Claude request: its neutral conversation and settings, plus what the
     renderers need (display, streaming, the model, what the reply's thinking is bound to, the
     compaction summary to open the reply with, the ``input_transformations`` to report: None
-    without the binding beta)."""
+    without the binding beta, and how prompt caching reads it)."""
 
     model: ClaudeProfile
     conversation: Conversation
@@ -138,6 +139,7 @@ class ClaudeRequest:
     between_tools: bool = False
     compaction: str | None = None
     transformations: list[dict[str, Any]] | None = field(default=None)
+    cache: CachePlan | None = None
 
 
 # --- validation ----------------------------------------------------------------------
@@ -691,8 +693,14 @@ def parse_request(
 
     system_parts: list[str] = []
     raw_system = body.get("system")
+    system_blocks: list[Mapping[str, Any]] = []
     if raw_system is not None:
         system_parts.append(_text_of(raw_system))
+        system_blocks = (
+            [{"type": "text", "text": raw_system}]
+            if isinstance(raw_system, str)
+            else [mapping_or_none(b) or {} for b in list_or_none(raw_system) or []]
+        )
 
     parsed: Parsed = []
     for index, item in enumerate(items):
@@ -713,6 +721,7 @@ def parse_request(
     if parsed[0][0] == "assistant":
         raise _invalid("messages: The first message must use the `user` role.")
     _check_pairs(parsed)
+    check_markers(raw_tools, system_blocks, parsed, body.get("cache_control"))
 
     system = "\n".join(p for p in system_parts if p)
     turn = _current_turn(parsed)
@@ -747,6 +756,17 @@ def parse_request(
             "",
         )
         compaction = question or "The conversation so far."
+    cache = plan_cache(
+        model=model,
+        account=account,
+        tools=raw_tools,
+        system=system_blocks,
+        messages=parsed,
+        top_level=body.get("cache_control"),
+        conversation=conversation,
+        read_turn=lambda role, blocks: _neutral(role, blocks, "messages", documents),
+        config={"thinking": [thinking.kind, thinking.budget], "effort": effort},
+    )
     settings = Settings(
         thinking=thinking.on,
         budget_tokens=thinking.budget,
@@ -768,6 +788,7 @@ def parse_request(
         between_tools=thinking.kind == "between_tools",
         compaction=compaction,
         transformations=replay.transformations if BINDING_BETA in betas else None,
+        cache=cache,
     )
 
 

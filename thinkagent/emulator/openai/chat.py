@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
+from ..brain import prefix_tokens
 from ..encoding import (
     arguments_json,
     as_list,
@@ -50,7 +51,7 @@ from ..encoding import (
     stable_id,
     uuid_id,
 )
-from ..framework import JsonReply, StreamReply, WireError, WireRequest, WireRoute
+from ..framework import EmulatorState, JsonReply, StreamReply, WireError, WireRequest, WireRoute
 from ..model import (
     Call,
     CallResult,
@@ -63,6 +64,7 @@ from ..model import (
     Turn,
 )
 from ..signing import Signer
+from .caching import AutomaticCache
 from .compat import assistant_reasoning, check_replay, check_switches, router_details, thinking_on
 from .rules import (
     KNOBS,
@@ -71,6 +73,7 @@ from .rules import (
     OpenAIWire,
     brain_effort,
     check_effort,
+    credential,
     file_media,
     image_media,
     invalid_value,
@@ -536,7 +539,7 @@ def _render(parsed: _ChatRequest, reply: Reply, seed: str, signer: Signer) -> _R
     )
 
 
-def _usage(parsed: _ChatRequest, reply: Reply) -> dict[str, Any]:
+def _usage(parsed: _ChatRequest, reply: Reply, cached: int) -> dict[str, Any]:
     usage = reply.usage
     assert usage is not None
     prompt, completion = usage.input_tokens, usage.output_tokens
@@ -546,12 +549,12 @@ def _usage(parsed: _ChatRequest, reply: Reply) -> dict[str, Any]:
         "total_tokens": prompt + completion,
     }
     if parsed.model.family == "deepseek":
-        out["prompt_tokens_details"] = {"cached_tokens": 0}
-        out["prompt_cache_hit_tokens"] = 0
-        out["prompt_cache_miss_tokens"] = prompt
+        out["prompt_tokens_details"] = {"cached_tokens": cached}
+        out["prompt_cache_hit_tokens"] = cached
+        out["prompt_cache_miss_tokens"] = prompt - cached
         out["completion_tokens_details"] = {"reasoning_tokens": usage.thinking_tokens}
     else:
-        out["prompt_tokens_details"] = {"cached_tokens": 0, "audio_tokens": 0}
+        out["prompt_tokens_details"] = {"cached_tokens": cached, "audio_tokens": 0}
         out["completion_tokens_details"] = {
             "reasoning_tokens": usage.thinking_tokens,
             "audio_tokens": 0,
@@ -566,6 +569,14 @@ class OpenAIChatAPI(OpenAIWire):
 
     name: ClassVar[str] = "openai"
     operation: ClassVar[str] = "ChatCompletions_Create"
+
+    def __init__(self, state: EmulatorState) -> None:
+        super().__init__(state)
+        self.cache = AutomaticCache()
+        """Automatic prompt caching (:mod:`.caching`)."""
+
+    def reset(self) -> None:
+        self.cache.clear()
 
     def routes(self) -> Sequence[WireRoute]:
         return (
@@ -583,6 +594,19 @@ class OpenAIChatAPI(OpenAIWire):
 
     def completions(self, request: WireRequest) -> JsonReply | StreamReply:
         parsed = _parse(request, self.state.signer)
+        sent = parsed.body
+        messages = [as_mapping(m) for m in as_list(sent.get("messages"))]
+        cached = self.cache.read(
+            model=parsed.model,
+            model_name=parsed.model_name,
+            credential=credential(request),
+            body=sent,
+            head={"tools": sent.get("tools"), "response_format": sent.get("response_format")},
+            items=messages,
+            tokens=lambda k: sum(
+                prefix_tokens(_conversation(parsed.model, messages[:k], parsed.conversation.tools))
+            ),
+        )
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest() + "\x1f" + parsed.model_name
         rendered = _render(parsed, reply, seed, self.state.signer)
@@ -600,7 +624,7 @@ class OpenAIChatAPI(OpenAIWire):
         fingerprint = hex_id("fp_", parsed.model_name, length=10)
         headers = {"x-request-id": hex_id("req_", str(request.seq), seed, length=32)}
         if parsed.stream:
-            return self._stream(parsed, reply, rendered, envelope, fingerprint, headers)
+            return self._stream(parsed, reply, rendered, envelope, fingerprint, headers, cached)
         content: str | list[dict[str, Any]] | None = rendered.content
         if rendered.thinking_chunk is not None:
             content = [_thinking_chunk(rendered.thinking_chunk)]
@@ -637,7 +661,7 @@ class OpenAIChatAPI(OpenAIWire):
                     "finish_reason": rendered.finish,
                 }
             ],
-            "usage": _usage(parsed, reply),
+            "usage": _usage(parsed, reply, cached),
             "system_fingerprint": fingerprint,
         }
         if parsed.model.family == "openai":
@@ -652,6 +676,7 @@ class OpenAIChatAPI(OpenAIWire):
         envelope: Mapping[str, Any],
         fingerprint: str,
         headers: Mapping[str, str],
+        cached: int,
     ) -> StreamReply:
         base: dict[str, Any] = {**envelope, "object": "chat.completion.chunk"}
         if parsed.model.family == "openai":
@@ -721,14 +746,14 @@ class OpenAIChatAPI(OpenAIWire):
                                 "finish_reason": rendered.finish,
                             }
                         ],
-                        "usage": _usage(parsed, reply),
+                        "usage": _usage(parsed, reply, cached),
                     }
                 )
             )
         else:
             events.append(chunk({}, rendered.finish))
         if parsed.include_usage:
-            events.append(sse_data({**base, "choices": [], "usage": _usage(parsed, reply)}))
+            events.append(sse_data({**base, "choices": [], "usage": _usage(parsed, reply, cached)}))
         events.append(sse_data("[DONE]"))
         stream_headers = {**headers, "cache-control": "no-cache"}
         return StreamReply(events, "text/event-stream; charset=utf-8", stream_headers, cut_at)

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
+from ..brain import prefix_tokens
 from ..encoding import (
     arguments_json,
     as_list,
@@ -50,6 +51,7 @@ from ..encoding import (
 from ..framework import EmulatorState, JsonReply, StreamReply, WireError, WireRequest, WireRoute
 from ..model import Call, CallResult, Conversation, Media, Reply, Settings, ToolSpec, Turn
 from ..signing import Signer, expand
+from .caching import AutomaticCache
 from .compat import DEEPSEEK_RESPONSES_MISSING
 from .rules import (
     OpenAIError,
@@ -57,6 +59,7 @@ from .rules import (
     OpenAIWire,
     brain_effort,
     check_effort,
+    credential,
     file_media,
     image_media,
     invalid_value,
@@ -174,6 +177,8 @@ class _ResponsesRequest:
     parallel: bool
     tool_choice: Any
     tools: list[dict[str, Any]]
+    items: list[Mapping[str, Any]]
+    texts: Mapping[int, str]  # the reasoning items' texts, by item index
 
 
 def _input_error(message: str, status: int = 400) -> OpenAIError:
@@ -506,6 +511,8 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
         parallel=parallel,
         tool_choice=body.get("tool_choice", "auto"),
         tools=echoed_tools,
+        items=items,
+        texts=texts,
     )
 
 
@@ -531,10 +538,12 @@ class OpenAIResponsesAPI(OpenAIWire):
     def __init__(self, state: EmulatorState) -> None:
         super().__init__(state)
         self._store = _Store()
+        self._cache = AutomaticCache()
 
     def reset(self) -> None:
-        """Forget the stored reasoning items."""
+        """Forget the stored reasoning items and the cached prompts."""
         self._store.clear()
+        self._cache.clear()
 
     def routes(self) -> Sequence[WireRoute]:
         return (
@@ -566,6 +575,29 @@ class OpenAIResponsesAPI(OpenAIWire):
     def responses(self, request: WireRequest) -> JsonReply | StreamReply:
         parsed = _parse(request, self.state.signer, self._store)
         scope = parsed.scope
+        body = as_mapping(request.body)
+        cached = self._cache.read(
+            model=parsed.model,
+            model_name=parsed.model_name,
+            credential=credential(request),
+            body=body,
+            head={
+                "tools": body.get("tools"),
+                "text": body.get("text"),
+                "instructions": body.get("instructions"),
+            },
+            items=parsed.items,
+            tokens=lambda k: sum(
+                prefix_tokens(
+                    _conversation(
+                        parsed.items[:k],
+                        parsed.texts,
+                        parsed.instructions or "",
+                        parsed.conversation.tools,
+                    )
+                )
+            ),
+        )
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest() + "\x1f" + parsed.model_name + "\x1f" + scope
         output = self._output(parsed, reply, seed, scope)
@@ -588,7 +620,8 @@ class OpenAIResponsesAPI(OpenAIWire):
             "output": output,
             "parallel_tool_calls": parsed.parallel,
             "previous_response_id": None,
-            "prompt_cache_key": None,
+            "prompt_cache_key": body.get("prompt_cache_key"),
+            "prompt_cache_retention": body.get("prompt_cache_retention"),
             "reasoning": {
                 "effort": parsed.effort if parsed.model.reasons else None,
                 "summary": parsed.summary,
@@ -605,7 +638,7 @@ class OpenAIResponsesAPI(OpenAIWire):
             "truncation": "disabled",
             "usage": {
                 "input_tokens": usage.input_tokens,
-                "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens_details": {"cached_tokens": cached},
                 "output_tokens": usage.output_tokens,
                 "output_tokens_details": {"reasoning_tokens": usage.thinking_tokens},
                 "total_tokens": usage.input_tokens + usage.output_tokens,

@@ -33,6 +33,7 @@ __all__ = [
     "ReasoningDialect",
     "brain_effort",
     "check_effort",
+    "credential",
     "file_media",
     "image_media",
     "invalid_value",
@@ -154,6 +155,11 @@ def stream_error_payload(error: WireError) -> dict[str, Any]:
     status = 503 if error.status == 529 else error.status
     kind, default, code = _default(status, None)
     return {"message": error.message or default, "type": kind, "param": None, "code": code}
+
+
+def credential(request: WireRequest) -> str:
+    """Who asks: the request's bearer token or Azure key (prompt caches are per account)."""
+    return request.headers.get("authorization") or request.headers.get("api-key") or ""
 
 
 class OpenAIWire(WireAPI):

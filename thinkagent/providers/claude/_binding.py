@@ -116,7 +116,7 @@ def _item(part: Part) -> list[Any]:
     if isinstance(part, ToolResult):
         media = [_media(m) for m in part.media]
         return ["tool_result", part.call_id, part.content_text(), part.is_error, media]
-    if isinstance(part, Image | Document):
+    if isinstance(part, (Image, Document)):
         return _media(part)
     if isinstance(part, OpaqueBlock):
         return ["opaque", part.data]

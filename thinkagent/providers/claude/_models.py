@@ -143,6 +143,15 @@ class ClaudeInfo:
         return self.family in ("opus", "sonnet", "haiku") and self.version >= (5, 5)
 
     @property
+    def caches_on_bedrock(self) -> bool:
+        """Whether Bedrock caches prompts for this model: Claude 3.5 Haiku, 3.7 Sonnet and
+        newer (docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html); a request
+        with a `cachePoint` to another model is refused."""
+        if self.family not in ("opus", "sonnet", "haiku"):
+            return True
+        return self.version >= (3, 7) or self.is_("haiku", (3, 5))
+
+    @property
     def account_bound(self) -> bool:
         """Whether this model's thinking is valid only in the account that produced it."""
         return self.is_("sonnet", (5, 5)) or self.is_("haiku", (5, 5))

@@ -18,7 +18,9 @@ from pydantic import JsonValue
 from ...errors import ConfigurationError, HistoryError
 from ...history import ForeignReasoning, for_scope
 from ...messages import (
+    Document,
     FinishReason,
+    Image,
     Message,
     Part,
     ProviderDetails,
@@ -29,8 +31,21 @@ from ...messages import (
     Usage,
 )
 from ...stream import WarningEvent
-from .._common import AdapterBase, ClientT, merge_settings, tool_choice_name
-from ..base import ModelRequest, ModelSettings, Thinking, ToolDefinition, check_thinking
+from .._common import (
+    AdapterBase,
+    ClientT,
+    check_prompt_cache,
+    merge_settings,
+    tool_choice_name,
+)
+from ..base import (
+    ModelRequest,
+    ModelSettings,
+    PromptCacheTTL,
+    Thinking,
+    ToolDefinition,
+    check_thinking,
+)
 from ._binding import DIGESTS, PrefixChain
 from ._models import ClaudeInfo, ThinkingKind, claude_info
 
@@ -44,6 +59,7 @@ __all__ = [
     "Effort",
     "PrefixMismatchBehavior",
     "Prepared",
+    "PromptCache",
     "ThinkingDisplay",
     "ThinkingType",
     "Turn",
@@ -444,6 +460,8 @@ def transformations_warning(
     """The `thinking_dropped` warning for a response's `input_transformations` (the thinking
     blocks the service dropped, with why), or None when it dropped none. Types and reasons the
     adapter does not know are reported as they are; other entries are ignored."""
+    if not transformations:
+        return None
     dropped = [
         f"{t.get('path', '?')} ({t.get('reason', 'unknown reason')})"
         for t in transformations
@@ -496,8 +514,42 @@ class _Entry:
 
     role: Literal["user", "assistant"]
     parts: list[Part]
-    origins: list[_Origin | None]
+    origins: list[_Origin | None] | None  # None: not tracked (no prefix check)
     source: int  # the index in the history of its first message
+
+
+@dataclass(frozen=True, slots=True)
+class PromptCache:
+    """Where a request's cache breakpoints go, worked out once for both wires: one at the end of
+    `tools` and `system` (on the system text, or the last tool without one), and one at the end
+    of each of the last two user turns (`marks`: turn and part indexes), the later ending what
+    this request adds, the earlier what the request before it sent (a tool loop's previous
+    request, or the previous run's last one), so the service finds that prefix whatever was
+    added since. Only user turns are marked: never a thinking block, which may carry no
+    breakpoint. `ttl` is the lifetime asked for (None: the service's default, 5 minutes)."""
+
+    ttl: PromptCacheTTL | None
+    marks: tuple[tuple[int, int], ...]
+
+
+def _cache_marks(turns: Sequence[Turn]) -> tuple[tuple[int, int], ...]:
+    """The last part that can carry a breakpoint in each of the last two user turns."""
+    marks: list[tuple[int, int]] = []
+    for k in range(len(turns) - 1, -1, -1):
+        role, parts = turns[k]
+        if role != "user":
+            continue
+        for j in range(len(parts) - 1, -1, -1):
+            if isinstance(parts[j], _MARKABLE):
+                marks.append((k, j))
+                break
+        if len(marks) == 2:
+            break
+    return tuple(reversed(marks))
+
+
+_MARKABLE = (TextPart, ToolResult, Image, Document)
+"""The parts of a user turn a breakpoint may sit on."""
 
 
 @dataclass(slots=True)
@@ -506,7 +558,7 @@ class Prepared:
     the thinking and effort (after the thinking knob), the beta flags, the turns under the
     replay policy, the prefix chain that continues into the response (None when the model does
     not bind thinking to its prefix), the prefix mismatch behaviour in force, and the warnings
-    to report with the response."""
+    to report with the response, and the cache breakpoints (None: prompt caching off)."""
 
     settings: ModelSettings
     max_tokens: int
@@ -517,6 +569,7 @@ class Prepared:
     chain: PrefixChain | None
     binding: PrefixMismatchBehavior | None
     warnings: list[WarningEvent] = field(default_factory=list[WarningEvent])
+    cache: PromptCache | None = None
 
 
 class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
@@ -558,6 +611,10 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         self._compatible: frozenset[str] = (
             CLAUDE_PLATFORMS - {scope} if scope in CLAUDE_PLATFORMS else frozenset()
         )
+        self._caches = True
+        """Whether requests get cache breakpoints (unless `prompt_cache=False`)."""
+        self._binds = info is not None and info.binds_prefix
+        """Whether the model binds thinking to its prefix (preserved thinking)."""
 
     @property
     def effort(self) -> Effort | None:
@@ -590,8 +647,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             model=self.model_name,
         )
         thinking, binding = self._binding(thinking, request.messages)
-        binds = self._info is not None and self._info.binds_prefix
-        chain = PrefixChain(request.instructions, tools) if binds else None
+        chain = PrefixChain(request.instructions, tools) if self._binds else None
         turns = self._replay(
             request.messages,
             chain=chain,
@@ -600,6 +656,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             budgeted=kind == "enabled",
             warnings=warnings,
         )
+        cache = check_prompt_cache(settings["prompt_cache"]) if "prompt_cache" in settings else True
         return Prepared(
             settings=settings,
             max_tokens=max_tokens,
@@ -610,6 +667,11 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             chain=chain,
             binding=binding,
             warnings=warnings,
+            cache=(
+                PromptCache(None if cache is True else cache, _cache_marks(turns))
+                if cache is not False and self._caches
+                else None
+            ),
         )
 
     def _thinking_knob(
@@ -632,7 +694,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         later request) and the model binds thinking to its prefix."""
         if thinking is not None and thinking.prefix_mismatch_behavior is not None:
             return thinking, thinking.prefix_mismatch_behavior
-        if self._info is None or not self._info.binds_prefix:
+        if not self._binds:
             return thinking, None
         stored = any(
             m.role == "assistant"
@@ -678,6 +740,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         entries: list[_Entry] = []
         unreadable: list[str] = []
         claude_api = self.scope == "anthropic"
+        track = chain is not None  # each thinking block's origin, for the prefix check
         for index, message in enumerate(
             for_scope(
                 messages,
@@ -686,30 +749,34 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
                 compatible=self._compatible,
             )
         ):
-            parts: list[Part] = []
-            origins: list[_Origin | None] = []
+            origins: list[_Origin | None] | None = None
             if message.role == "user":
-                results = [p for p in message.parts if isinstance(p, ToolResult)]
-                parts = [
-                    *results,
-                    *(p for p in message.parts if not isinstance(p, ToolResult) and _sendable(p)),
-                ]
-                origins = [None] * len(parts)
+                given = message.parts
+                parts: list[Part] = [p for p in given if isinstance(p, ToolResult)]
+                if len(parts) < len(given):
+                    parts += [p for p in given if not isinstance(p, ToolResult) and _sendable(p)]
+                if track:
+                    origins = _no_origins(len(parts))
             else:
+                parts = []
                 native = native_thinking and self._readable(message, claude_api, unreadable, index)
-                digests = _recorded(message) if message.provider_details else []
+                digests = _recorded(message) if track and message.provider_details else []
+                origins = [] if track else None
                 ordinal = 0
                 for j, part in enumerate(message.parts):
                     if isinstance(part, ThinkingBlock):
-                        digest = digests[ordinal] if ordinal < len(digests) else None
-                        ordinal += 1
                         sent = self._thinking_part(part, native)
                         if sent is not None:
                             parts.append(sent)
-                            origins.append(_Origin(index, j, digest) if sent is part else None)
+                        if origins is not None:
+                            digest = digests[ordinal] if ordinal < len(digests) else None
+                            if sent is not None:
+                                origins.append(_Origin(index, j, digest) if sent is part else None)
+                        ordinal += 1
                     elif _sendable(part):
                         parts.append(part)
-                        origins.append(None)
+                        if origins is not None:
+                            origins.append(None)
             _append(entries, message.role, parts, origins, index)
         if unreadable:
             warnings.append(
@@ -724,7 +791,9 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
                 )
             )
         if not entries or entries[0].role != "user":
-            entries.insert(0, _Entry("user", [TextPart(text=OPENING)], [None], 0))
+            entries.insert(
+                0, _Entry("user", [TextPart(text=OPENING)], [None] if track else None, 0)
+            )
         if chain is not None:
             entries = self._check_prefix(entries, chain, binding, warnings)
         turns: list[Turn] = [(e.role, e.parts) for e in entries]
@@ -781,6 +850,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         kept: list[_Entry] = []
         for entry in entries:
             parts: list[Part] = []
+            assert entry.origins is not None  # tracked whenever there is a chain
             for part, origin in zip(entry.parts, entry.origins, strict=True):
                 if isinstance(part, ThinkingBlock) and origin is not None:
                     expected = chain.block()
@@ -796,7 +866,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
                     chain.add(entry.role, part)
                 parts.append(part)
             if parts:
-                _append(kept, entry.role, parts, [None] * len(parts), entry.source)
+                _append(kept, entry.role, parts, _no_origins(len(parts)), entry.source)
         if stripped:
             first = stripped[0]
             warnings.append(
@@ -871,22 +941,37 @@ def _append(
     entries: list[_Entry],
     role: Literal["user", "assistant"],
     parts: list[Part],
-    origins: list[_Origin | None],
+    origins: list[_Origin | None] | None,
     source: int,
 ) -> None:
     """Add a message's parts as a turn, merged into the previous turn when it has the same role
-    (a user turn sends all its tool results first)."""
+    (a user turn sends all its tool results first). `origins` go with the parts when tracked."""
     if not parts:
         return
     if entries and entries[-1].role == role:
         previous = entries[-1]
+        if previous.origins is None or origins is None:
+            previous.parts = previous.parts + parts
+            if role == "user":
+                previous.parts.sort(key=_after_results)
+            return
         merged = list(zip(previous.parts + parts, previous.origins + origins, strict=True))
         if role == "user":
-            merged.sort(key=lambda pair: not isinstance(pair[0], ToolResult))
+            merged.sort(key=lambda pair: _after_results(pair[0]))
         previous.parts = [p for p, _ in merged]
         previous.origins = [o for _, o in merged]
         return
     entries.append(_Entry(role, parts, origins, source))
+
+
+def _no_origins(count: int) -> list[_Origin | None]:
+    """Tracked origins for parts none of which is a kept thinking block."""
+    return [None] * count
+
+
+def _after_results(part: Part) -> bool:
+    """The sort key that puts a user turn's tool results first."""
+    return not isinstance(part, ToolResult)
 
 
 def check_thinking_first(turns: Sequence[Turn], sources: Sequence[int]) -> None:

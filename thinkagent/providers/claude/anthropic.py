@@ -72,6 +72,7 @@ from ._rules import (
     ClaudeThinking,
     Effort,
     Prepared,
+    PromptCache,
     finish_reason,
     raise_mapped,
     token_usage,
@@ -228,8 +229,14 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             "max_tokens": prepared.max_tokens,
             "messages": _messages(prepared),
         }
+        cache = prepared.cache
+        marker = _marker(cache) if cache is not None else None
         if request.instructions:
-            params["system"] = request.instructions
+            params["system"] = (
+                [{"type": "text", "text": request.instructions, "cache_control": marker}]
+                if marker is not None
+                else request.instructions
+            )
         if prepared.thinking is not None:
             params["thinking"] = prepared.thinking.to_param()
         output_config: dict[str, Any] = {}
@@ -246,6 +253,8 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
                 if tool.description:
                     spec["description"] = tool.description
                 tools.append(spec)
+            if marker is not None and not request.instructions:
+                tools[-1]["cache_control"] = marker
             params["tools"] = tools
             tool_choice = _tool_choice(
                 settings.get("tool_choice"), settings.get("parallel_tool_calls")
@@ -253,10 +262,11 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             if tool_choice is not None:
                 params["tool_choice"] = tool_choice
         copy_settings(settings, params, stop_sequences="stop_sequences")
-        headers = dict(self._extra_headers)
+        headers = self._extra_headers
         if prepared.betas:
             given = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
-            headers["anthropic-beta"] = ",".join(dict.fromkeys([*given, *prepared.betas]))
+            betas = ",".join(dict.fromkeys([*given, *prepared.betas]))
+            headers = {**headers, "anthropic-beta": betas}
         # This SDK has no sampling parameters; the API still reads them from the body.
         request_options(
             params, settings, self._extra_body, headers, body_settings=("temperature", "top_p")
@@ -303,10 +313,10 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             else:
                 parts.append(OpaqueBlock.of(block.model_dump(mode="json", exclude_unset=True)))
         transformations = _transformations(message)
-        warnings = [*(prepared.warnings if prepared else ())]
+        warnings: Sequence[WarningEvent] = prepared.warnings if prepared else ()
         dropped = transformations_warning(transformations, self.scope)
         if dropped is not None:
-            warnings.append(dropped)
+            warnings = [*warnings, dropped]
         details = self._details(
             prepared, parts, message.stop_reason, message.stop_sequence, transformations
         )
@@ -404,10 +414,23 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
 
 
 def _messages(prepared: Prepared) -> list[dict[str, Any]]:
-    return [
+    messages = [
         {"role": role, "content": [_block(part) for part in parts]}
         for role, parts in prepared.turns
     ]
+    cache = prepared.cache
+    if cache is not None:
+        marker = _marker(cache)
+        for turn, part in cache.marks:
+            cast("list[dict[str, Any]]", messages[turn]["content"])[part]["cache_control"] = marker
+    return messages
+
+
+def _marker(cache: PromptCache) -> dict[str, Any]:
+    """A breakpoint: `cache_control`, with the lifetime when one was asked for."""
+    if cache.ttl is None:
+        return {"type": "ephemeral"}
+    return {"type": "ephemeral", "ttl": cache.ttl}
 
 
 def _tool_choice(choice: str | None, parallel: bool | None) -> dict[str, Any] | None:
@@ -440,7 +463,7 @@ def _block(part: Part) -> dict[str, Any]:
             "name": part.name,
             "input": arguments_object(part),
         }
-    if isinstance(part, Image | Document):
+    if isinstance(part, (Image, Document)):
         return _media(part)
     if isinstance(part, OpaqueBlock):
         return dict(part.data)
@@ -603,15 +626,24 @@ class _Stream:
 def _usage(start: wire.Usage | None, end: wire.RawMessageDeltaEvent | None) -> Usage:
     """A response's counts: a whole message's `usage`, or a stream's (`message_start` has the
     input counts, `message_delta` the final, cumulative, ones)."""
-    final = end.usage if end is not None else None
+    if end is None:  # a whole message
+        details = getattr(start, "output_tokens_details", None)
+        return token_usage(
+            getattr(start, "input_tokens", None),
+            getattr(start, "cache_read_input_tokens", None),
+            getattr(start, "cache_creation_input_tokens", None),
+            getattr(start, "output_tokens", None),
+            details.thinking_tokens if details is not None else None,
+        )
+    final = end.usage
 
     def pick(name: str) -> int | None:
-        value = getattr(final, name, None) if final is not None else None
+        value = getattr(final, name, None)
         if value is None and start is not None:
             value = getattr(start, name, None)
         return cast("int | None", value)
 
-    details = final.output_tokens_details if final is not None else None
+    details = final.output_tokens_details
     if details is None and start is not None:
         details = start.output_tokens_details
     return token_usage(

@@ -86,6 +86,7 @@ from ._rules import (
     ClaudeThinking,
     Effort,
     Prepared,
+    PromptCache,
     finish_reason,
     raise_mapped,
     token_usage,
@@ -222,6 +223,7 @@ class BedrockModel(ClaudeModel[Any]):
             settings=settings,
         )
         self._family = family
+        self._caches = family.is_claude and (self._info is None or self._info.caches_on_bedrock)
         self._additional_fields = MappingProxyType(dict(additional_model_request_fields or {}))
         self._extra_headers = MappingProxyType(dict(extra_headers or {}))
         claude = family.is_claude
@@ -278,8 +280,11 @@ class BedrockModel(ClaudeModel[Any]):
             "modelId": self.model_name,
             "messages": _messages(prepared, request),
         }
+        point = _cache_point(prepared.cache) if prepared.cache is not None else None
         if request.instructions:
             params["system"] = [{"text": request.instructions}]
+            if point is not None:
+                params["system"].append(point)
         inference: dict[str, Any] = {"maxTokens": prepared.max_tokens}
         copy_settings(
             settings,
@@ -291,6 +296,8 @@ class BedrockModel(ClaudeModel[Any]):
         params["inferenceConfig"] = inference
         if declared:
             params["toolConfig"] = _tool_config(declared, choice if request.tools else None)
+            if point is not None and not request.instructions:
+                params["toolConfig"]["tools"].append(point)
         additional = dict(self._additional_fields)
         output: dict[str, Any] = {}
         if not self._family.is_claude:
@@ -584,10 +591,10 @@ def _declared_tools(request: ModelRequest, choice: str | None) -> tuple[ToolDefi
     toolResult content blocks."). Derived from the history alone, so every request of a
     conversation declares the same tools (they are part of the prefix Claude binds thinking to).
     """
+    if request.tools and choice != "none":
+        return tuple(request.tools)
     used = _used_tools(request.messages)
     if request.tools:
-        if choice != "none":
-            return tuple(request.tools)
         if used:
             raise ConfigurationError(
                 "Bedrock Converse has no tool_choice 'none', and a history with tool calls needs "
@@ -604,7 +611,7 @@ def _used_tools(messages: Sequence[Message]) -> list[str]:
     names: dict[str, None] = {}
     for message in messages:
         for part in message.parts:
-            if isinstance(part, ToolCall | ToolResult):
+            if isinstance(part, (ToolCall, ToolResult)):
                 names.setdefault(part.name, None)
     return list(names)
 
@@ -638,12 +645,26 @@ def _text_format(request: ModelRequest) -> dict[str, Any]:
 
 def _messages(prepared: Prepared, request: ModelRequest) -> list[dict[str, Any]]:
     try:
-        return [
+        messages = [
             {"role": role, "content": [_block(part) for part in parts]}
             for role, parts in prepared.turns
         ]
     except binascii.Error:
         raise _bad_payload(request.messages) from None
+    cache = prepared.cache
+    if cache is not None:
+        point = _cache_point(cache)
+        for turn, part in cache.marks:
+            cast("list[dict[str, Any]]", messages[turn]["content"]).insert(part + 1, point)
+    return messages
+
+
+def _cache_point(cache: PromptCache) -> dict[str, Any]:
+    """A breakpoint: a `cachePoint` block after the block that ends the cached prefix, with
+    the lifetime when one was asked for."""
+    if cache.ttl is None:
+        return {"cachePoint": {"type": "default"}}
+    return {"cachePoint": {"type": "default", "ttl": cache.ttl}}
 
 
 def _block(part: Part) -> dict[str, Any]:
@@ -663,7 +684,7 @@ def _block(part: Part) -> dict[str, Any]:
         return {
             "toolUse": {"toolUseId": part.id, "name": part.name, "input": arguments_object(part)}
         }
-    if isinstance(part, Image | Document):
+    if isinstance(part, (Image, Document)):
         return _media(part)
     assert isinstance(part, ToolResult), part
     content = part.content
@@ -774,12 +795,13 @@ class _Stream:
         self._splitters: dict[int, ThinkTagSplitter] | None = {} if inline else None
         self._keys: dict[int, list[Hashable]] = {}
 
-    def fold(self, event: Mapping[str, Any]) -> list[ModelDelta | PartEnd | WarningEvent]:
+    def fold(self, event: Mapping[str, Any]) -> Sequence[ModelDelta | PartEnd | WarningEvent]:
         """The deltas, part ends and warnings one event gives (the thinking the service
         dropped is known at `messageStop`)."""
-        if "contentBlockDelta" in event:
-            out = self._delta(event["contentBlockDelta"])
-        elif "contentBlockStart" in event:
+        body = event.get("contentBlockDelta")
+        if body is not None:  # the hot path: one event per delta
+            return self._delta(body)
+        if "contentBlockStart" in event:
             out = self._start(event["contentBlockStart"])
         elif "contentBlockStop" in event:
             out = self._end(event["contentBlockStop"]["contentBlockIndex"])
@@ -795,26 +817,29 @@ class _Stream:
             out = []
         return [o for o in out if o is not None]
 
-    def _delta(self, body: Mapping[str, Any]) -> list[ModelDelta | PartEnd | WarningEvent | None]:
+    def _delta(self, body: Mapping[str, Any]) -> Sequence[ModelDelta]:
         index = body["contentBlockIndex"]
         delta = body["delta"]
         if "text" in delta:
             if self._splitters is not None:
                 splitter = self._splitters.setdefault(index, ThinkTagSplitter())
-                return [self._segment(index, s) for s in splitter.feed(delta["text"])]
-            return [self.builder.text(index, delta["text"])]
+                segments = (self._segment(index, s) for s in splitter.feed(delta["text"]))
+                return [d for d in segments if d is not None]
+            return _one(self.builder.text(index, delta["text"]))
         if "reasoningContent" in delta:
             reasoning = delta["reasoningContent"]
             if "text" in reasoning:
-                return [self.builder.thinking(index, reasoning["text"])]
+                return _one(self.builder.thinking(index, reasoning["text"]))
             if "signature" in reasoning:
-                return [self.builder.thinking(index, signature=reasoning["signature"])]
+                return _one(self.builder.thinking(index, signature=reasoning["signature"]))
             if "redactedContent" in reasoning:
-                return [self.builder.thinking(index, redacted=_b64(reasoning["redactedContent"]))]
-            return []  # a reasoning field this adapter does not know
+                redacted = _b64(reasoning["redactedContent"])
+                return _one(self.builder.thinking(index, redacted=redacted))
+            return ()  # a reasoning field this adapter does not know
         if "toolUse" in delta:
-            return [self.builder.tool_call(index, arguments=delta["toolUse"].get("input") or "")]
-        return []  # content the shared schema has no part for (citations...)
+            arguments = delta["toolUse"].get("input") or ""
+            return _one(self.builder.tool_call(index, arguments=arguments))
+        return ()  # content the shared schema has no part for (citations...)
 
     def _segment(self, index: int, segment: tuple[int, bool, str]) -> ModelDelta | None:
         number, thinking, text = segment
@@ -861,6 +886,11 @@ class _Stream:
             message.model_copy(update={"provider_details": details}),
             warnings=(*prepared.warnings, *((dropped,) if dropped is not None else ())),
         )
+
+
+def _one(delta: ModelDelta | None) -> tuple[ModelDelta, ...]:
+    """The deltas to yield for one folded event."""
+    return () if delta is None else (delta,)
 
 
 def _args(use: Mapping[str, Any]) -> dict[str, JsonValue] | str:

@@ -292,7 +292,7 @@ def user_items(
     for part in message.parts:
         if isinstance(part, ToolResult):
             out.append(result(part))
-        elif isinstance(part, Image | Document) or (isinstance(part, TextPart) and part.text):
+        elif isinstance(part, (Image, Document)) or (isinstance(part, TextPart) and part.text):
             parts.append(part)
     if len(parts) == 1 and isinstance(parts[0], TextPart):
         out.append({"role": "user", "content": parts[0].text})

@@ -51,6 +51,7 @@ from ...stream import StreamBuilder, TextDelta, ThinkingDelta, ToolCallDelta, Wa
 from .._common import (
     UNREADABLE,
     arguments_json,
+    check_prompt_cache,
     copy_settings,
     merge_settings,
     request_options,
@@ -234,6 +235,8 @@ class OpenAIChatModel(OpenAIAdapter):
                 "type": "json_schema",
                 "json_schema": _json_schema(output.name, output.description, output.schema),
             }
+        if "prompt_cache" in settings:  # caching is the service's own: nothing to send
+            check_prompt_cache(settings["prompt_cache"])
         if "prompt_cache_key" in settings and self._dialect.name in ("openai", "azure"):
             params["prompt_cache_key"] = settings["prompt_cache_key"]
         copy_settings(
@@ -773,7 +776,9 @@ def _replayed(messages: Sequence[Message], rule: ReplayRule, scope: str) -> set[
     own = [
         i
         for i, m in enumerate(messages)
-        if m.role == "assistant" and m.scope == scope and m.thinking
+        if m.role == "assistant"
+        and m.scope == scope
+        and any(isinstance(p, ThinkingBlock) for p in m.parts)
     ]
     if rule == "always" or not own:
         return set(own)
@@ -823,15 +828,23 @@ def _tool_message(result: ToolResult) -> dict[str, Any]:
 
 
 def _usage(usage: CompletionUsage | None) -> Usage:
+    """The counts of a completion: the prompt's tokens read from the cache are OpenAI's
+    `prompt_tokens_details.cached_tokens` or, where only that is sent, DeepSeek's
+    `prompt_cache_hit_tokens`; those written, `cache_write_tokens` where a host reports them."""
     if usage is None:
         return Usage()
     completion = usage.completion_tokens_details
     prompt = usage.prompt_tokens_details
+    read = prompt.cached_tokens if prompt is not None else None
+    if read is None and usage.model_extra:
+        hits = usage.model_extra.get("prompt_cache_hit_tokens")
+        read = hits if isinstance(hits, int) else None
     return Usage(
         input_tokens=usage.prompt_tokens or 0,
         output_tokens=usage.completion_tokens or 0,
         thinking_tokens=(completion.reasoning_tokens or 0) if completion is not None else 0,
-        cache_read_tokens=(prompt.cached_tokens or 0) if prompt is not None else 0,
+        cache_read_tokens=read or 0,
+        cache_write_tokens=(prompt.cache_write_tokens or 0) if prompt is not None else 0,
     )
 
 

@@ -70,6 +70,7 @@ from ...stream import StreamBuilder, ThinkingDelta, ToolCallDelta, WarningEvent
 from .._common import (
     UNREADABLE,
     arguments_json,
+    check_prompt_cache,
     copy_settings,
     endpoint_host,
     merge_settings,
@@ -303,6 +304,8 @@ class OpenAIResponsesModel(OpenAIAdapter):
             if output.description:
                 text_format["description"] = output.description
             params["text"] = {"format": text_format}
+        if "prompt_cache" in settings:  # caching is the service's own: nothing to send
+            check_prompt_cache(settings["prompt_cache"])
         if settings.get("stop_sequences"):
             raise ConfigurationError(
                 "the Responses API has no stop sequences: remove stop_sequences from the "
@@ -822,6 +825,8 @@ def _input_content(part: TextPart | Image | Document) -> dict[str, Any]:
 
 
 def _usage(usage: ResponseUsage | None) -> Usage:
+    """A response's counts, with the input tokens read from the cache (`cached_tokens`) and
+    written to it (`cache_write_tokens`, where the host reports them)."""
     if usage is None:
         return Usage()
     output = usage.output_tokens_details
@@ -831,4 +836,5 @@ def _usage(usage: ResponseUsage | None) -> Usage:
         output_tokens=usage.output_tokens or 0,
         thinking_tokens=output.reasoning_tokens or 0,
         cache_read_tokens=cached.cached_tokens or 0,
+        cache_write_tokens=cached.cache_write_tokens or 0,
     )
