@@ -6,6 +6,7 @@ in `thinkagent.otel` (extra `otel`), runs as Server-Sent Events in `thinkagent.s
 `sse`). Logs go to the `thinkagent` logger.
 """
 
+from ._version import __version__
 from .agent import (
     Agent,
     AgentEvent,
@@ -73,8 +74,6 @@ from .stream import (
     WarningEvent,
 )
 from .tools import Tool
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Agent",

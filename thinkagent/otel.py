@@ -55,6 +55,7 @@ except ImportError:  # pragma: no cover - depends on the install
 
 from . import _telemetry
 from ._telemetry import PROVIDER_DROPPED, Replay, call_arguments
+from ._version import __version__
 from .errors import ProviderError
 from .messages import (
     Document,
@@ -118,8 +119,6 @@ class Instrumentation:
             setting = os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower()
             capture_content = setting in ("true", "1", "span_only", "span_and_event")
         self.capture_content = capture_content
-        from . import __version__
-
         self.tracer: Tracer = trace.get_tracer(
             "thinkagent", __version__, tracer_provider=tracer_provider
         )
