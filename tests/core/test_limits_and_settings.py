@@ -69,7 +69,8 @@ async def test_the_tool_call_limit_stops_before_running_the_step() -> None:
         UsageLimitExceeded, match="bring the run to 4, over its tool_calls limit of 3"
     ):
         await agent.run("q")
-    assert ran == ["1", "2"]  # the second step ran none of its calls
+    # the first step's calls ran (on worker threads, in either order), the second's none
+    assert sorted(ran) == ["1", "2"]
 
 
 async def test_a_token_limit_the_next_request_would_certainly_pass_stops_before_it() -> None:
