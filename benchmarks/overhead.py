@@ -15,6 +15,12 @@ Each provider has four rows: `json` and `streamed`, each with the `async` tool (
 and with the `sync` one (a plain `def`, run inline by thinkagent: `Tool(..., inline=True)`;
 called directly by the raw loop). Targets: thinkagent / raw at most 1.05 with the async tool,
 at most 1.10 with the sync one.
+
+Under each json async row, two shares of the raw loop are printed for information: the raw loop
+followed by thinkagent's agent loop on a model that answers at once (`loops.InstantModel`: the
+agent loop without any adapter), and followed by `loops.minimal_loop` (the least an agent loop
+over validated messages does). Every piece of code costs several times its isolated time among
+the SDK's work; these rows show what the agent loop, and any loop, costs there (ADR 102).
 """
 
 from __future__ import annotations
@@ -32,7 +38,9 @@ import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from loops import discover
+from loops import InstantModel, agent_tools, discover, minimal_loop
+
+from thinkagent import Agent
 
 TARGETS = {"async": 1.05, "sync": 1.10}
 
@@ -89,6 +97,11 @@ async def measure(
     functions: dict[str, Callable[[], Awaitable[None]]] = {
         name: functools.partial(getattr(loops, name), streamed, sync) for name in names
     }
+    if not streamed and not sync:  # the agent loop's own share, and the least any loop costs
+        agent = Agent(InstantModel(), tools=agent_tools(False))
+        names += list(SHARES)
+        functions["agent loop"] = functools.partial(_raw_then_agent_loop, loops, agent)
+        functions["minimal loop"] = functools.partial(_raw_then_minimal_loop, loops, agent)
     for _ in range(max(20, iterations)):  # warm up (connections, caches, imports)
         for function in functions.values():
             await function()
@@ -101,8 +114,36 @@ async def measure(
             measured[name] = await cpu_per_loop(functions[name], iterations)
         for name in names:
             cpu[name].append(measured[name])
-            ratios[name].append(measured["thinkagent"] / measured[name])
+            if name in SHARES:  # raw followed by another loop: a share of raw
+                ratios[name].append(measured[name] / measured["raw"])
+            else:  # what thinkagent costs beside it
+                ratios[name].append(measured["thinkagent"] / measured[name])
     return {name: (statistics.median(cpu[name]), statistics.median(ratios[name])) for name in names}
+
+
+SHARES = {
+    "agent loop": "raw + the agent loop alone, on a model that answers at once",
+    "minimal loop": "raw + the least an agent loop over validated messages does",
+}
+"""The rows measured as the raw loop followed by another loop (for information): their ratio
+is to raw, so they show that loop's cost among the SDK's work."""
+
+_QUESTION = "What's the weather in Paris?"
+
+
+async def _raw_then_agent_loop(loops: Any, agent: Agent) -> None:
+    """The raw loop, then `agent` (on a model that answers at once): what the agent loop
+    costs among the SDK's work, without any adapter."""
+    await loops.raw(False, False)
+    result = await agent.run(_QUESTION)
+    if len(result.messages) != 4:
+        raise RuntimeError("the agent loop did not make one tool call")
+
+
+async def _raw_then_minimal_loop(loops: Any, agent: Agent) -> None:
+    """The raw loop, then `minimal_loop` on the agent's model and tool."""
+    await loops.raw(False, False)
+    await minimal_loop(agent.model, agent.tools["get_weather"], _QUESTION)
 
 
 async def run(args: argparse.Namespace, base_url: str) -> int:
@@ -138,6 +179,13 @@ async def run(args: argparse.Namespace, base_url: str) -> int:
                         f"{agent * 1e3:>10.2f}ms {ratio:>6.2f}x",
                         flush=True,
                     )
+                    for name, label in SHARES.items():
+                        if name in figures:
+                            print(
+                                f"{'':<12} {'':<16} {'':>10} {'':>12} {figures[name][1]:>6.2f}x  "
+                                f"({label}; for information)",
+                                flush=True,
+                            )
                     if "reference" in figures:
                         reference, reference_ratio = figures["reference"]
                         label = getattr(module, "REFERENCE", "reference")

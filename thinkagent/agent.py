@@ -11,7 +11,6 @@ import asyncio
 import inspect
 import logging
 from collections.abc import (
-    AsyncGenerator,
     AsyncIterator,
     Awaitable,
     Callable,
@@ -19,7 +18,6 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
@@ -50,6 +48,7 @@ from .messages import (
     ToolResult,
     Usage,
     UserPrompt,
+    usage_sum,
     valid_unicode,
 )
 from .output import OutputSchema, describe_errors, errors_of
@@ -244,13 +243,16 @@ class RunResult(Generic[OutputT]):
         )
 
 
+_NO_USAGE = Usage()  # frozen: every run starts from the same one
+
+
 @dataclass(slots=True)
 class _RunState:
     history: list[Message]
     deps: Any = None
     approvals: Mapping[str, Approval] = field(default_factory=dict[str, Approval])
     new_messages: list[Message] = field(default_factory=list[Message])
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = _NO_USAGE
     failures: dict[str, int] = field(default_factory=dict[str, int])
     output_failures: int = 0
     tool_calls: int = 0
@@ -501,6 +503,7 @@ class Agent(Generic[DepsT, OutputT]):
         )
         early: dict[str, asyncio.Future[ToolResult]] = {}  # calls started while streaming
         failure: BaseException | None = None
+        debug = log.isEnabledFor(logging.DEBUG)  # read once a run: it is on every turn's path
         try:
             pending = self._start(prompt, state)
             plan = await self._plan(state)
@@ -520,7 +523,7 @@ class Agent(Generic[DepsT, OutputT]):
                 request = await self._request(state, plan)
                 replay = (
                     self._replay(state, request)
-                    if trace is not None or log.isEnabledFor(logging.WARNING)
+                    if trace is not None or debug or self._drops_foreign(request)
                     else None
                 )
                 if streaming:
@@ -568,7 +571,7 @@ class Agent(Generic[DepsT, OutputT]):
                     for warning in response.warnings:
                         state.warnings.append(warning)
                         log_warning(warning)
-                if log.isEnabledFor(logging.DEBUG):
+                if debug:
                     log.debug(describe_response(response))
                 turns += 1
                 state.new_messages.append(response.message)
@@ -578,7 +581,7 @@ class Agent(Generic[DepsT, OutputT]):
                     if state.usage.requests == 0
                     else min(state.input_floor, used.input_tokens)
                 )
-                state.usage = state.usage + used + Usage(requests=1)
+                state.usage = usage_sum(state.usage, used, requests=1)
                 if streaming:
                     yield response
                 if self.usage_limits is not None:
@@ -623,6 +626,15 @@ class Agent(Generic[DepsT, OutputT]):
                 await _cancel(early.values())
             if trace is not None:
                 trace.end(state.usage, failure)
+
+    def _drops_foreign(self, request: ModelRequest) -> bool:
+        """Whether `_replay` may log a warning for `request`: another scope's message is in it
+        (whose thinking may be left out), and WARNING is on. Without either, no replay summary
+        is built for a run that traces and logs nothing about it."""
+        scope = self.model.scope
+        return any(
+            m.role == "assistant" and m.scope != scope for m in request.messages
+        ) and log.isEnabledFor(logging.WARNING)
 
     def _replay(self, state: _RunState, request: ModelRequest) -> Replay:
         """What `request` does with the history's thinking; logs it once per run when it
@@ -879,7 +891,9 @@ class Agent(Generic[DepsT, OutputT]):
         if self.usage_limits is not None:
             self.usage_limits.check_tool_calls(state.tool_calls, len(to_run))
         state.tool_calls += len(to_run)
-        output_found, output, output_error = self._output_calls(calls, results, output_tool)
+        output_found, output, output_error = (
+            self._output_calls(calls, results, output_tool) if output_tool else (False, None, None)
+        )
         if len(to_run) == 1 and not early:  # nothing to run concurrently: no task (a hot path)
             i, call = to_run[0]
             results[i] = await self._call_tool(call, state)
@@ -897,8 +911,12 @@ class Agent(Generic[DepsT, OutputT]):
                 results[i] = result
         final = [result for result in results if result is not None]
         state.new_messages.append(Message(role="user", parts=tuple(final)))
-        if any(result.media for result in final):
-            state.media_unchecked = True
+        last_error: dict[str, ToolResult] = {}
+        for result in final:
+            if result.media:
+                state.media_unchecked = True
+            if result.is_error and result.name != output_tool:
+                last_error[result.name] = result
         if output_found:
             self._finish(state, output)
             return final
@@ -907,12 +925,9 @@ class Agent(Generic[DepsT, OutputT]):
             self._output_failed(state, None, errors, attempt)
         # Retries count model turns, not calls: three bad parallel calls to one tool are one
         # failed turn, and the model gets its turn to correct them.
-        last_error: dict[str, ToolResult] = {}
-        for result in final:
-            if result.is_error and result.name != output_tool:
-                last_error[result.name] = result
-        for name in {result.name for result in final} - last_error.keys():
-            state.failures.pop(name, None)
+        if state.failures:
+            for name in {result.name for result in final} - last_error.keys():
+                state.failures.pop(name, None)
         for name, result in last_error.items():
             failures = state.failures[name] = state.failures.get(name, 0) + 1
             tool = self.tools.get(name)
@@ -922,13 +937,11 @@ class Agent(Generic[DepsT, OutputT]):
         return final
 
     def _output_calls(
-        self, calls: list[ToolCall], results: list[ToolResult | None], output_tool: str | None
+        self, calls: list[ToolCall], results: list[ToolResult | None], output_tool: str
     ) -> tuple[bool, Any, tuple[list[dict[str, Any]], object] | None]:
         """Answer the output tool's calls of a step: `(found, output, last error)`."""
         found, output = False, None
         error: tuple[list[dict[str, Any]], object] | None = None
-        if output_tool is None:
-            return found, output, error
         for i, call in enumerate(calls):
             if call.name != output_tool:
                 continue
@@ -1083,13 +1096,20 @@ class _PartialOutputs:
         return (value,)
 
 
-@asynccontextmanager
-async def _closing(iterator: AsyncIterator[_T]) -> AsyncGenerator[AsyncIterator[_T], None]:
-    """Close an async generator when the block exits, however it exits."""
-    try:
-        yield iterator
-    finally:
-        aclose: Callable[[], Awaitable[object]] | None = getattr(iterator, "aclose", None)
+class _closing(Generic[_T]):  # lower case: used like contextlib.aclosing
+    """Close an async generator when the block exits, however it exits (a class, not an
+    `asynccontextmanager`: it is on every run's and every stream's path)."""
+
+    __slots__ = ("_iterator",)
+
+    def __init__(self, iterator: AsyncIterator[_T]) -> None:
+        self._iterator = iterator
+
+    async def __aenter__(self) -> AsyncIterator[_T]:
+        return self._iterator
+
+    async def __aexit__(self, *_: object) -> None:
+        aclose: Callable[[], Awaitable[object]] | None = getattr(self._iterator, "aclose", None)
         if aclose is not None:
             await aclose()
 

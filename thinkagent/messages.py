@@ -350,14 +350,20 @@ class Usage(_Frozen):
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            thinking_tokens=self.thinking_tokens + other.thinking_tokens,
-            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-            requests=self.requests + other.requests,
-        )
+        return usage_sum(self, other)
+
+
+def usage_sum(a: Usage, b: Usage, requests: int = 0) -> Usage:
+    """`a + b` with `requests` more requests counted: a run adds each response's usage and its
+    request in one step (one validated construction per turn, not three)."""
+    return Usage(
+        input_tokens=a.input_tokens + b.input_tokens,
+        output_tokens=a.output_tokens + b.output_tokens,
+        thinking_tokens=a.thinking_tokens + b.thinking_tokens,
+        cache_read_tokens=a.cache_read_tokens + b.cache_read_tokens,
+        cache_write_tokens=a.cache_write_tokens + b.cache_write_tokens,
+        requests=a.requests + b.requests + requests,
+    )
 
 
 class Message(_Frozen):

@@ -46,13 +46,33 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from types import ModuleType
 from typing import Any, Protocol
 
-from thinkagent import Tool
+from thinkagent import (
+    Message,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ThinkingBlock,
+    Tool,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 
-__all__ = ["Loops", "agent_tools", "discover", "get_weather", "run_tool", "weather"]
+__all__ = [
+    "InstantModel",
+    "Loops",
+    "agent_tools",
+    "discover",
+    "get_weather",
+    "minimal_loop",
+    "run_tool",
+    "weather",
+]
 
 
 def weather(city: str) -> str:
@@ -74,6 +94,75 @@ def agent_tools(sync: bool) -> list[Any]:
     """The thinkagent loops' tool: the async function, or the plain one run inline (a fast
     sync tool, no hop to a thread: `Tool(..., inline=True)`)."""
     return [Tool(weather, name="get_weather", inline=True)] if sync else [get_weather]
+
+
+class InstantModel:
+    """A model that answers at once, with what the emulator answers the loops: thinking and a
+    `get_weather` call, then thinking and the answer. The runner's "agent loop alone" row runs
+    the agent on it after each raw loop: the agent loop's own cost, with no adapter and no
+    request, measured among the SDK's work as the full loop is."""
+
+    model_name = "instant"
+    scope = "instant"
+
+    def __init__(self) -> None:
+        usage = Usage(input_tokens=120, output_tokens=40)
+        self._answers = (
+            Message(
+                role="assistant",
+                parts=(
+                    ThinkingBlock.signed("The user wants the weather in Paris.", "sig-1"),
+                    ToolCall(id="call-1", name="get_weather", arguments={"city": "Paris"}),
+                ),
+                scope=self.scope,
+                model=self.model_name,
+                usage=usage,
+                finish_reason="tool_call",
+            ),
+            Message(
+                role="assistant",
+                parts=(
+                    ThinkingBlock.signed("It is sunny: good for a walk.", "sig-2"),
+                    TextPart(text="Sunny in Paris, 21 C: a fine afternoon for a walk."),
+                ),
+                scope=self.scope,
+                model=self.model_name,
+                usage=usage,
+                finish_reason="stop",
+            ),
+        )
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        answered = any(m.tool_results for m in request.messages)
+        return ModelResponse(self._answers[1 if answered else 0])
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelResponse]:
+        yield await self.request(request)  # the runner measures the agent loop unstreamed only
+
+
+async def minimal_loop(model: Model, tool: Tool, question: str) -> None:
+    """The least an agent loop over validated messages does, by hand: the prompt message, each
+    request, the usage sum, the tool's validated call and its result message. No history
+    checks, limits, hooks or result object: the floor the agent loop is measured against."""
+    messages = [Message(role="user", parts=(TextPart(text=question),))]
+    usage = Usage()
+    tools = (tool.definition,)
+    while True:
+        response = await model.request(ModelRequest(messages=list(messages), tools=tools))
+        messages.append(response.message)
+        usage = usage + response.usage + Usage(requests=1)
+        calls = response.message.tool_calls
+        if not calls:
+            if len(messages) != 4:
+                raise RuntimeError("the minimal loop did not make one tool call")
+            return
+        results = [
+            ToolResult(
+                call_id=call.id, name=call.name, content=await tool.call(call.arguments_dict())
+            )
+            for call in calls
+        ]
+        messages.append(Message(role="user", parts=tuple(results)))
 
 
 class Loops(Protocol):

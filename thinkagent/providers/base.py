@@ -239,7 +239,7 @@ class MediaSupport:
         model's profile on every message that enters a run)."""
         for i in range(start, len(messages)):
             for j, part in enumerate(messages[i].parts):
-                if isinstance(part, Image | Document):
+                if isinstance(part, _MEDIA):
                     problem = self.problem(part)
                 elif isinstance(part, ToolResult) and part.media:
                     if not self.in_tool_results:
@@ -250,6 +250,9 @@ class MediaSupport:
                     continue
                 if problem is not None:
                     raise ConfigurationError(f"messages[{i}].parts[{j}]: {problem}")
+
+
+_MEDIA = (Image, Document)
 
 
 @dataclass(frozen=True, slots=True)
