@@ -52,9 +52,6 @@ from .messages import (
     valid_unicode,
 )
 from .output import OutputSchema, describe_errors, errors_of
-
-if TYPE_CHECKING:
-    from .otel import Instrumentation
 from .providers.base import (
     Model,
     ModelProfile,
@@ -78,6 +75,9 @@ from .stream import (
     WarningEvent,
 )
 from .tools import DEFAULT_MAX_RETRIES, Tool, ToolFunction, describe_failure, split_media
+
+if TYPE_CHECKING:
+    from .otel import Instrumentation
 
 __all__ = [
     "Agent",
@@ -522,7 +522,7 @@ class Agent(Generic[DepsT, OutputT]):
                         )
                 request = await self._request(state, plan)
                 replay = (
-                    self._replay(state, request)
+                    self._replay(state, request, debug=debug)
                     if trace is not None or debug or self._drops_foreign(request)
                     else None
                 )
@@ -636,9 +636,9 @@ class Agent(Generic[DepsT, OutputT]):
             m.role == "assistant" and m.scope != scope for m in request.messages
         ) and log.isEnabledFor(logging.WARNING)
 
-    def _replay(self, state: _RunState, request: ModelRequest) -> Replay:
+    def _replay(self, state: _RunState, request: ModelRequest, *, debug: bool) -> Replay:
         """What `request` does with the history's thinking; logs it once per run when it
-        leaves out reasoning another scope issued, and logs the request at DEBUG."""
+        leaves out reasoning another scope issued, and logs the request when `debug`."""
         model = self.model
         policy = getattr(model, "foreign_reasoning", None)
         replay = _telemetry.replay_of(
@@ -654,7 +654,7 @@ class Agent(Generic[DepsT, OutputT]):
                 model.scope,
                 policy,
             )
-        if log.isEnabledFor(logging.DEBUG):
+        if debug:
             log.debug(describe_request(model.scope, model.model_name, request, replay))
         return replay
 
