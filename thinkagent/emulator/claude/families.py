@@ -20,8 +20,7 @@ and its own refusals (the project's provider rules, Bedrock section, and the rep
 * Amazon Nova 2 (``amazon.nova-2-lite-v1:0``): reasons only with ``reasoningConfig: {"type":
   "enabled", "maxReasoningEffort": "low"|"medium"|"high"}``
   (docs.aws.amazon.com/nova/latest/nova2-userguide/extended-thinking.html); its reasoning comes
-  back as ``reasoningText`` whose text is ``[REDACTED]``; replay not checked. Nova 1 models do
-  not reason.
+  back as ``reasoningText`` whose text is ``[REDACTED]``; replay not checked.
 * Others (MiniMax, Mistral...): ``reasoningText`` without a signature; replay not checked.
 
 The region is the one the request was signed for (its ``Authorization`` credential scope).
@@ -97,9 +96,7 @@ class Family:
     refuses_reasoning: bool = False
     refuses_signature: bool = False
     region_bound: bool = False
-    level: Literal["flat", "nested", "qwen", "nova", "none"] = "flat"
-    on_request: bool = False  # reasons only when ``reasoningConfig`` asks (Nova 2)
-    reasons: bool = True
+    level: Literal["flat", "nested", "qwen", "nova"] = "flat"
 
     @property
     def scope(self) -> str:
@@ -127,12 +124,8 @@ def family_of(model_id: str) -> Family | None:
         return Family("xai", "redacted")
     if provider == "qwen":
         return Family("qwen", "text", level="qwen")
-    if provider == "amazon":
-        if not name.startswith("nova"):
-            return None
-        if name.startswith("nova-2"):
-            return Family("nova", "text", level="nova", on_request=True)
-        return Family("nova", "text", level="none", reasons=False)
+    if provider == "amazon":  # Nova 2 only: the emulator serves no other Amazon model
+        return Family("nova", "text", level="nova") if name.startswith("nova-2") else None
     return Family(provider, "text")
 
 
@@ -252,13 +245,11 @@ def _reasoning_level(family: Family, fields: Mapping[str, Any]) -> tuple[bool, s
         return True, effort
     if family.level == "nested":
         effort = as_mapping(fields.get("reasoning")).get("effort")
-    elif family.level == "flat":
-        effort = fields.get("reasoning_effort")
     else:
-        return family.reasons, None
+        effort = fields.get("reasoning_effort")
     if effort == "none":
         raise WireError(400, _NO_NONE)
-    return family.reasons, effort if isinstance(effort, str) else None
+    return True, effort if isinstance(effort, str) else None
 
 
 def _check_reasoning(
