@@ -30,6 +30,7 @@ with needs("openai", "The OpenAI family (OpenAIChatModel, OpenAIResponsesModel)"
         MissingReasoning,
         ReasoningSource,
         ReplayRule,
+        ReplayShape,
         ThinkingSwitch,
         resolve_dialect,
     )
@@ -63,6 +64,7 @@ __all__ = [
     "ReasoningSource",
     "ReasoningSummary",
     "ReplayRule",
+    "ReplayShape",
     "ThinkingSwitch",
     "resolve_dialect",
     "responses_scope",
