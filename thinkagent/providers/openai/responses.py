@@ -318,8 +318,9 @@ class OpenAIResponsesModel(OpenAIAdapter):
             self.model_name, thinking, settings.get("thinking"), scope=self.scope
         )
         warnings += effort_warnings
-        reasoning: dict[str, str] = {**thinking.to_param(), "effort": effort or ""}
-        reasoning = {k: v for k, v in reasoning.items() if v}
+        reasoning = {k: v for k, v in thinking.to_param().items() if k != "effort"}
+        if effort is not None:
+            reasoning = {"effort": effort, **reasoning}
         if reasoning:
             params["reasoning"] = reasoning
         if self._compact_threshold is not None:
