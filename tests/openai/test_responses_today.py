@@ -434,3 +434,25 @@ def test_a_compaction_window_is_kept_and_loaded_byte_exact() -> None:
         scope="openai-responses",
     )
     assert load_messages(dump_messages([message]))[0] == message
+
+
+def test_without_reasoning_changes_only_what_is_sent_of_its_scope() -> None:
+    scope = "openai-responses"
+    block = ThinkingBlock.signed("why", "gAAAAAB" + "y" * 20, id="rs_1")
+    window = OpaqueBlock(
+        type="compaction",
+        data={"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAAB"},
+        provider_details={"compacted": "resp_1"},
+    )
+    history = [
+        Message.user("Hi"),
+        Message(role="assistant", parts=(block, TextPart(text="Hello")), scope=scope),
+        Message.user("Again"),
+        Message(role="assistant", parts=(window,), scope=scope),
+        Message.user("More"),
+        Message(role="assistant", parts=(block, TextPart(text="Yes")), scope="azure-responses"),
+    ]
+    sent = without_reasoning(scope)(list(history))
+    assert sent[1].parts == (TextPart(text="Hello"),)
+    assert len(sent) == 5  # the message of nothing but a compacted window is left out
+    assert sent[-1] == history[-1]  # another scope's message is its adapter's business
