@@ -730,7 +730,8 @@ def _plain(value: object) -> dict[str, JsonValue]:
         value = value.raw
     if isinstance(value, BaseModel):
         return cast(
-            "dict[str, JsonValue]", value.model_dump(mode="json", by_alias=True, exclude_none=True)
+            "dict[str, JsonValue]",
+            value.model_dump(mode="json", by_alias=True, exclude_none=True, warnings=False),
         )
     if isinstance(value, Mapping):
         return dict(cast("Mapping[str, JsonValue]", value))
