@@ -521,6 +521,10 @@ def test_a_signature_that_is_not_base64_is_a_history_error() -> None:
 
 
 def test_vertex_clients_are_their_own_scope() -> None:
+    from thinkagent.otel import provider_name
+
+    assert provider_name("gemini-interactions") == "gcp.gemini"
+    assert provider_name("vertex-interactions") == "gcp.vertex_ai"
     assert (
         GeminiInteractionsModel(MODEL, client=MockGemini(vertex=True).client).scope
         == "vertex-interactions"
@@ -603,3 +607,102 @@ def test_interactions_fields_and_finish_reasons() -> None:
 def test_the_three_signature_refusals_have_one_error_type(message: str) -> None:
     assert error_type(message, "INVALID_ARGUMENT") == "invalid_thought_signature"
     assert error_type("Something else.", "INVALID_ARGUMENT") == "INVALID_ARGUMENT"
+
+
+# --- the schema before May 2026 -------------------------------------------------------------
+
+
+LEGACY_CALL = {
+    "id": "v1_old",
+    "status": "requires_action",
+    "outputs": [
+        {"signature": SIGNATURE, "type": "thought"},
+        {"text": "Let me look.", "type": "text"},
+        {
+            "id": "r7b1dyif",
+            "type": "function_call",
+            "name": "getWeather",
+            "arguments": {"location": "Paris"},
+        },
+    ],
+    "usage": USAGE,
+    "role": "model",
+    "object": "interaction",
+    "model": "gemini-2.5-flash",
+}
+
+
+def legacy_stream() -> list[dict[str, Any]]:
+    """The same response in the earlier schema's events: `content.*`, the call whole."""
+    return [
+        {
+            "interaction": {"id": "v1_old", "status": "in_progress"},
+            "event_type": "interaction.start",
+        },
+        {
+            "interaction_id": "v1_old",
+            "status": "in_progress",
+            "event_type": "interaction.status_update",
+        },
+        {"index": 0, "content": {"type": "thought"}, "event_type": "content.start"},
+        {
+            "index": 0,
+            "delta": {"signature": SIGNATURE, "type": "thought_signature"},
+            "event_type": "content.delta",
+        },
+        {"index": 0, "event_type": "content.stop"},
+        {"index": 1, "content": {"type": "text"}, "event_type": "content.start"},
+        {"index": 1, "delta": {"text": "Let me ", "type": "text"}, "event_type": "content.delta"},
+        {"index": 1, "delta": {"text": "look.", "type": "text"}, "event_type": "content.delta"},
+        {"index": 1, "event_type": "content.stop"},
+        {
+            "index": 2,
+            "content": {"type": "function_call", "id": "r7b1dyif", "name": "getWeather"},
+            "event_type": "content.start",
+        },
+        {
+            "index": 2,
+            "delta": {
+                "type": "function_call",
+                "id": "r7b1dyif",
+                "name": "getWeather",
+                "arguments": {"location": "Paris"},
+            },
+            "event_type": "content.delta",
+        },
+        {"index": 2, "event_type": "content.stop"},
+        {
+            "interaction": {"id": "v1_old", "status": "requires_action", "usage": USAGE},
+            "event_type": "interaction.complete",
+        },
+    ]
+
+
+async def test_the_earlier_schema_parses_and_streams_alike() -> None:
+    """Responses recorded before the steps schema (`outputs`, `content.*` events) read as
+    the same message; it goes back as steps."""
+    mock = Mock(LEGACY_CALL, legacy_stream())
+    model = GeminiInteractionsModel("gemini-2.5-flash", client=mock.client)
+    parsed = (await model.request(ask())).message
+    streamed = (await collect(model, ask())).message
+    assert parsed == streamed
+    assert parsed.parts == (
+        ThinkingBlock(text="", signature=SIGNATURE),
+        TextPart(text="Let me look."),
+        ToolCall(id="r7b1dyif", name="getWeather", arguments={"location": "Paris"}),
+    )
+    assert (parsed.id, parsed.finish_reason, parsed.usage) == (
+        "v1_old",
+        "tool_call",
+        EXPECTED_USAGE,
+    )
+    result = ToolResult(call_id="r7b1dyif", name="getWeather", content="sunny")
+    steps = model.build_messages([Message.user("q"), parsed, Message(role="user", parts=(result,))])
+    assert [s["type"] for s in steps] == [
+        "user_input",
+        "thought",
+        "model_output",
+        "function_call",
+        "function_result",
+    ]
+    assert steps[1] == {"type": "thought", "signature": SIGNATURE}

@@ -404,7 +404,7 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         status = _text(response.status)
         if status == "failed":
             raise _failed(response, self.scope)
-        parts = [p for p in map(_step_part, _plain_steps(response.steps)) if p is not None]
+        parts = [p for p in map(_step_part, _steps_of(response)) if p is not None]
         has_calls = any(isinstance(p, ToolCall) for p in parts)
         return ModelResponse(
             Message(
@@ -511,14 +511,16 @@ class _Steps(StreamBuilder):
     the events of several interactions, each counting its steps from 0. A thought opens its
     part with its first summary text or signature, a text step with its first text, a
     function call at its start (arguments then arrive as JSON pieces); a step of a
-    server-side tool is kept whole as it folds. `step.stop` ends the part."""
+    server-side tool is kept whole as it folds. `step.stop` ends the part. The events of the
+    schema before May 2026 (`content.start` / `content.delta` / `content.stop`,
+    `interaction.complete`), which the SDK hands over unparsed, fold the same way."""
 
     def __init__(self, scope: str) -> None:
         super().__init__(json_arguments=True)
         self.scope = scope
         self.hop = 0
-        self.kinds: dict[Hashable, str] = {}
         self.raw: dict[Hashable, dict[str, JsonValue]] = {}
+        self.argued: set[Hashable] = set()  # calls whose arguments came whole
         self.started = False
         self.status: str | None = None
         self.interaction_id: str | None = None
@@ -530,22 +532,27 @@ class _Steps(StreamBuilder):
         self.started = True
         if not isinstance(event, BaseModel):
             raise ValueError(f"not a stream event: {event!r:.80}")
-        if isinstance(event, ix.StepStart):
-            return self._start((self.hop, event.index), _plain(event.step))
-        if isinstance(event, ix.StepDelta):
-            return self._delta((self.hop, event.index), _plain(event.delta))
-        if isinstance(event, ix.StepStop):
-            end = self.end((self.hop, event.index))
+        data = _plain(event)
+        kind = _text(data.get("event_type"))
+        index = data.get("index")
+        key = (self.hop, index if isinstance(index, int) else -1)
+        if kind == "step.start":
+            return self._start(key, _mapping(data.get("step")) or {})
+        if kind == "content.start":
+            return self._start(key, _legacy_step(_mapping(data.get("content")) or {}))
+        if kind in ("step.delta", "content.delta"):
+            return self._delta(key, _mapping(data.get("delta")) or {})
+        if kind in ("step.stop", "content.stop"):
+            end = self.end(key)
             return [end] if end is not None else []
-        if isinstance(event, ix.InteractionCompletedEvent):
-            self._completed(event.interaction)
-        elif isinstance(event, ix.ErrorEvent):
-            raise _event_error(_plain(event.error), self.scope)
+        if kind in ("interaction.completed", "interaction.complete"):
+            self._completed(_mapping(data.get("interaction")) or {})
+        elif kind == "error":
+            raise _event_error(_mapping(data.get("error")) or {}, self.scope)
         return []
 
     def _start(self, key: Hashable, step: dict[str, JsonValue]) -> list[ModelStreamEvent]:
         kind = _text(step.get("type")) or ""
-        self.kinds[key] = kind
         if kind in _USER_STEPS:
             return []
         if kind == "thought":
@@ -559,6 +566,8 @@ class _Steps(StreamBuilder):
         elif kind == "function_call":
             self.has_calls = True
             arguments = step.get("arguments")
+            if arguments:
+                self.argued.add(key)
             delta = self.tool_call(
                 key,
                 id=_text(step.get("id")) or "",
@@ -586,13 +595,14 @@ class _Steps(StreamBuilder):
             out = self.thinking(key, signature=signature) if signature else None
         elif kind == "arguments_delta":
             out = self.tool_call(key, arguments=_text(delta.get("arguments")) or "")
+        elif kind == "function_call":  # the earlier schema: the whole call in one delta
+            return self._start(key, delta if key not in self.argued else {**delta, "arguments": {}})
         elif key in self.raw:  # a server-side tool's step: its delta carries its fields
             self.raw[key] = {**self.raw[key], **{k: v for k, v in delta.items() if k != "type"}}
             self.opaque(key, self.raw[key])
         return [out] if out is not None else []
 
-    def _completed(self, interaction: object) -> None:
-        data = _plain(interaction)
+    def _completed(self, data: dict[str, JsonValue]) -> None:
         status = _text(data.get("status"))
         usage = _usage(_mapping(data.get("usage")))
         if usage is not None:
@@ -726,8 +736,8 @@ def _media_block(part: Image | Document) -> dict[str, Any]:
 def _plain(value: object) -> dict[str, JsonValue]:
     """An SDK object (or the dict the SDK leaves when a body does not validate) as JSON
     data, by its wire names; a step the SDK does not know keeps its raw payload."""
-    if isinstance(value, ix.UnknownStep):
-        value = value.raw
+    if getattr(value, "is_unknown", False) is True:  # a step or event the SDK does not know
+        value = getattr(value, "raw", None)
     if isinstance(value, BaseModel):
         return cast(
             "dict[str, JsonValue]",
@@ -738,6 +748,24 @@ def _plain(value: object) -> dict[str, JsonValue]:
     if value is None:
         return {}
     raise ValueError(f"expected an object, got {value!r:.80}")
+
+
+def _steps_of(response: ix.Interaction) -> list[dict[str, JsonValue]]:
+    """An interaction's steps; from a response of the schema before May 2026, its `outputs`
+    (content blocks and thoughts) read as steps."""
+    if response.steps is None and response.model_extra:
+        outputs = response.model_extra.get("outputs")
+        if isinstance(outputs, list):
+            return [_legacy_step(_plain(item)) for item in cast("list[object]", outputs)]
+    return _plain_steps(response.steps)
+
+
+def _legacy_step(block: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """An output of the schema before May 2026 as a step: a text or image block is a
+    `model_output` step of its own; thoughts and calls had the steps' fields already."""
+    if block.get("type") in ("text", "image"):
+        return {"type": "model_output", "content": [block]}
+    return block
 
 
 def _plain_steps(steps: object) -> list[dict[str, JsonValue]]:
