@@ -1166,14 +1166,17 @@ def _check_own_blocks(message: Message, index: int) -> None:
                 part_index=moved if moved is not None and moved < len(parts) else None,
             )
     for j, part in enumerate(parts):
-        if isinstance(part, OpaqueBlock) and part.type == "compaction":
-            if part.data.get("content") == "":
-                raise HistoryError(
-                    "a compaction block with empty content: Claude refuses it (a failed "
-                    "compaction has null content, and goes back as it is)",
-                    message_index=index,
-                    part_index=j,
-                )
+        if (
+            isinstance(part, OpaqueBlock)
+            and part.type == "compaction"
+            and part.data.get("content") == ""
+        ):
+            raise HistoryError(
+                "a compaction block with empty content: Claude refuses it (a failed "
+                "compaction has null content, and goes back as it is)",
+                message_index=index,
+                part_index=j,
+            )
 
 
 def _without_trailing_thinking(entries: list[_Entry]) -> None:
