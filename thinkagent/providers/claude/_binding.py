@@ -81,6 +81,8 @@ class PrefixChain:
 
     def add(self, role: str, part: Part) -> None:
         """A part that is sent, and is not thinking."""
+        if isinstance(part, OpaqueBlock) and part.type == "fallback":
+            return  # not rendered into the prompt: not part of it
         if isinstance(part, OpaqueBlock) and part.type == "compaction":
             if part.data.get("content") is None:
                 return  # a failed compaction: a no-op for the service

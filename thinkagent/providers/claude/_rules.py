@@ -57,7 +57,7 @@ __all__ = [
     "CLAUDE_PLATFORMS",
     "CLEAR_AT_BETA",
     "MIN_BUDGET_TOKENS",
-    "NOTES_PLATFORMS",
+    "NO_NOTES_PLATFORMS",
     "OPENING",
     "TOOL_CHANGES_BETA",
     "ClaudeModel",
@@ -103,9 +103,10 @@ AWS, Google Cloud, Microsoft Foundry), whose thinking signatures Anthropic docum
 compatible across them (gated by model readability, prefix and account): a Claude conversation
 may move between them and keep its thinking. Any other endpoint is a scope of its own."""
 
-NOTES_PLATFORMS = frozenset({"anthropic", "anthropic-aws", "bedrock", "anthropic-vertex"})
-"""The scopes whose Claude takes mid-conversation system messages (the Claude API, Claude
-Platform on AWS, Amazon Bedrock, Google Cloud), on the models that take them."""
+NO_NOTES_PLATFORMS = frozenset({"anthropic-foundry"})
+"""Claude's platforms without mid-conversation system messages (Microsoft Foundry). The Claude
+API, Claude Platform on AWS, Amazon Bedrock and Google Cloud take them, on the models that
+do, as does any other endpoint serving a Claude model by its name (a gateway, the emulator)."""
 
 OPENING = "Please go ahead."
 """The user turn sent first when a conversation opens with the model's message (a run started
@@ -651,7 +652,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         self._binds = info is not None and info.binds_prefix
         """Whether the model binds thinking to its prefix (preserved thinking)."""
         self._takes_notes = (
-            info is not None and info.takes_system_messages and scope in NOTES_PLATFORMS
+            info is not None and info.takes_system_messages and scope not in NO_NOTES_PLATFORMS
         )
         """Whether the model and platform take mid-conversation system messages."""
         self._deferred_tools = True

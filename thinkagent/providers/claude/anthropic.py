@@ -744,24 +744,22 @@ class _Stream:
         return None
 
     def _fold_opaque(self, index: int, delta: dict[str, Any]) -> None:
-        """Fold a delta into a block kept whole: `input_json_delta` fragments make its `input`,
-        the text fields of any other delta are appended to the block's fields of that name (a
-        `compaction_delta` brings the summary in `content` and the `encrypted_content`), and a
-        field a delta gives as `null` stays null while nothing else came (a failed compaction
-        has `content: null`)."""
+        """Fold a delta into a block kept whole: `input_json_delta` fragments make its `input`;
+        a `compaction_delta` sets the block's `content` and `encrypted_content` to its own, as
+        they are (`content: null` is a failed compaction, which goes back so); the text fields
+        of any other delta are appended to the block's fields of that name."""
         data = self._opaque[index]
-        if delta.get("type") == "input_json_delta":
+        kind = delta.get("type")
+        if kind == "input_json_delta":
             self._json[index] = self._json.get(index, "") + str(delta.get("partial_json", ""))
             with contextlib.suppress(ValueError):  # not whole yet
                 data["input"] = json.loads(self._json[index])
+        elif kind == "compaction_delta":
+            data.update((k, v) for k, v in delta.items() if k != "type")
         else:
             for key, value in delta.items():
-                if key == "type":
-                    continue
-                if isinstance(value, str):
+                if key != "type" and isinstance(value, str):
                     data[key] = str(data.get(key) or "") + value
-                elif value is None and not data.get(key):
-                    data[key] = None
         self.builder.opaque(index, dict(data))
 
     def warnings(self, prepared: Prepared) -> tuple[WarningEvent, ...]:
