@@ -859,11 +859,11 @@ def parse_request(
         parsed.append((cast("str", role), blocks))
     if parsed[0][0] == "assistant":
         raise _invalid("messages: The first message must use the `user` role.")
-    _check_pairs(parsed)
-    check_markers(raw_tools, system_blocks, parsed, body.get("cache_control"))
     notes = check_system_messages(
         parsed, clear_ats, model=model, tools=raw_tools, betas=betas, platform=platform
     )
+    _check_pairs(parsed)
+    check_markers(raw_tools, system_blocks, parsed, body.get("cache_control"))
     _check_compaction(parsed, signer)
     _check_seams(parsed, platform, signer)
     fallbacks = _fallbacks(body.get("fallbacks"), betas, name)
@@ -872,7 +872,7 @@ def parse_request(
     # The prefix starts from the top-level `system`; a system message is part of the messages.
     top_system = "\n".join(p for p in system_parts if p)
     system = "\n".join(p for p in [top_system, *notes.texts] if p)
-    tools = tuple(t for t in tools if t.name in notes.available)
+    tools = tuple(t for t in (*tools, *_tools(notes.defined)) if t.name in notes.available)
     turn = _current_turn(parsed)
     if not thinking.on:
         # Thinking off: only an assistant message in the final position (a prefill) may not

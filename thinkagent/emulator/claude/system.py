@@ -82,10 +82,12 @@ def check_clear_at(message: Mapping[str, Any], index: int, betas: Sequence[str])
 @dataclass
 class SystemMessages:
     """What a request's system messages mean for the model: the texts it sees (a turn-scoped
-    message after a later user turn is no longer shown) and the tools available at the end."""
+    message after a later user turn is no longer shown), the tools available at the end, and
+    the definitions of those added by value."""
 
     texts: list[str] = field(default_factory=list[str])
     available: list[str] = field(default_factory=list[str])
+    defined: list[Mapping[str, Any]] = field(default_factory=list[Mapping[str, Any]])
 
 
 def _server_tool_result(blocks: Sequence[Mapping[str, Any]]) -> bool:
@@ -188,6 +190,7 @@ def _change(
             )
         defined[name] = str(definition.get("type", "custom"))
         out.available.append(name)
+        out.defined.append(definition)
         return
     if TOOL_CHANGES_BETA not in betas:
         raise _invalid(

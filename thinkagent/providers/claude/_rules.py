@@ -73,6 +73,7 @@ __all__ = [
     "check_max_tokens",
     "finish_reason",
     "raise_mapped",
+    "thinking_signers",
     "thinks_by_default",
     "token_usage",
     "transformations_warning",

@@ -340,11 +340,22 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
                 params["tool_choice"] = tool_choice
         copy_settings(settings, params, stop_sequences="stop_sequences")
         headers = self._extra_headers
+        asked = settings.get("extra_headers", {}).get("anthropic-beta", "")
         wanted = (*prepared.betas, *self._betas)
-        if wanted:
-            given = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
+        if wanted or asked:
+            given = [
+                b.strip()
+                for b in f"{headers.get('anthropic-beta', '')},{asked}".split(",")
+                if b.strip()
+            ]
             betas = ",".join(dict.fromkeys([*given, *wanted]))
             headers = {**headers, "anthropic-beta": betas}
+            if asked:  # merged above: the request's own header would replace the whole list
+                settings = ModelSettings(settings)
+                settings["extra_headers"] = {
+                    **settings.get("extra_headers", {}),
+                    "anthropic-beta": betas,
+                }
         body = self._extra_body
         if self._fallback_param is not None:  # not a parameter of this SDK's `create`
             body = {"fallbacks": self._fallback_param, **body}
