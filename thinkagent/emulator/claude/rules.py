@@ -108,6 +108,7 @@ class _Mint:
     platform: str
     prefix: Prefix | None
     previous: str
+    continues: bool = False  # the request ends with an assistant turn the reply continues
 
     def record(
         self,
@@ -124,7 +125,8 @@ class _Mint:
         if self.prefix is None or not signer.checks_prefix:
             return base
         prefix = self.prefix.copy()
-        prefix.message("assistant")
+        if not self.continues:
+            prefix.message("assistant")
         for block in before:
             prefix.block(block)
         return replace(
@@ -950,7 +952,14 @@ def parse_request(
         settings=settings,
         display=thinking.display,
         stream=body.get("stream") is True,
-        mint=_Mint(model, account, platform, prefix, replay.previous),
+        mint=_Mint(
+            model,
+            account,
+            platform,
+            prefix,
+            replay.previous,
+            continues=parsed[-1][0] == "assistant",
+        ),
         between_tools=thinking.kind == "between_tools",
         compaction=compaction,
         transformations=replay.transformations if BINDING_BETA in betas else None,
