@@ -24,12 +24,14 @@ def test_the_family_exports_its_user_facing_names() -> None:
         "AnthropicModel",
         "BedrockModel",
         "CLAUDE_PLATFORMS",
+        "ClaudeRefusal",
         "ClaudeThinking",
         "Effort",
         "MIN_BUDGET_TOKENS",
         "PrefixMismatchBehavior",
         "ThinkingDisplay",
         "ThinkingType",
+        "thinking_signers",
     ]
     assert claude.MIN_BUDGET_TOKENS == 1024
     # the first import paths are the same objects
