@@ -64,10 +64,12 @@ typecheck: $(STAMP)
 
 check: test lint typecheck
 
-## Benchmarks (not part of the tests): overhead vs the raw SDKs, emulator throughput.
+## Benchmarks (not part of the tests): overhead vs the raw SDKs, emulator throughput, and
+## client CPU per request on long histories against the raw SDKs and json.dumps.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/emulator_throughput.py
+	$(BIN)/python benchmarks/long_history.py
 
 ## The soak (not in CI, about ten minutes): 1,000 concurrent runs per wire API against a standalone
 ## emulator, then one conversation grown to 250 turns per wire API. make soak SOAK_ARGS="--runs 200"
