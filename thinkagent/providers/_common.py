@@ -1,5 +1,7 @@
 """What every adapter shares: its base class (identity and options), settings plumbing, checks,
-and the errors for a failed request or a broken stream.
+the errors for a failed request or a broken stream, and what makes a request cost its JSON: each
+message's wire form kept while the message lives (`PerMessage`), and JSON text put together from
+pieces encoded once (`COMPACT`, `json_object`, `json_array`).
 
 Provider-neutral: no vendor SDK is imported here.
 """
@@ -7,7 +9,8 @@ Provider-neutral: no vendor SDK is imported here.
 from __future__ import annotations
 
 import json
-from collections.abc import Container, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Container, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -18,18 +21,23 @@ from ..stream import MessageAssembler
 from .base import ModelSettings, PromptCacheTTL, ToolDefinition
 
 __all__ = [
+    "COMPACT",
     "RETRYABLE_STATUSES",
     "UNREADABLE",
     "AdapterBase",
     "ClientT",
+    "PerMessage",
     "arguments_json",
     "arguments_object",
     "check_foreign_reasoning",
     "check_prompt_cache",
     "connection_error",
     "copy_settings",
+    "detached",
     "endpoint_host",
     "interrupted",
+    "json_array",
+    "json_object",
     "merge_settings",
     "request_options",
     "retryable_status",
@@ -39,6 +47,7 @@ __all__ = [
 
 ClientT = TypeVar("ClientT")
 ThinkingT = TypeVar("ThinkingT")
+T = TypeVar("T")
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 """HTTP statuses (besides 5xx) after which the same request may succeed."""
@@ -68,6 +77,8 @@ class AdapterBase(Generic[ClientT, ThinkingT]):
         self._thinking = thinking
         self._foreign_reasoning: ForeignReasoning = foreign_reasoning
         self._settings: ModelSettings = settings or {}
+        self._per_message = PerMessage()
+        """What each message of a history sends, derived once (ADR 180)."""
 
     @property
     def model_name(self) -> str:
@@ -268,3 +279,86 @@ def interrupted(
     return StreamInterrupted(
         reason, scope=scope, partial=assembler.partial(scope=scope, model=model)
     )
+
+
+class _Ref(weakref.ref[Any]):
+    """A weak reference to a message, with its key (its id) and what was derived from it, by
+    kind."""
+
+    __slots__ = ("key", "values")
+
+    key: int
+    values: dict[Hashable, Any]
+
+
+class PerMessage:
+    """What an adapter derives from one message alone (its wire form, a fact about it), derived
+    the first time it is asked for and kept while the message lives: a conversation's later
+    requests derive their new messages only (ADR 180).
+
+    Messages and parts are frozen, so what is derived from one never changes; `kind` names what
+    is derived and every setting it depends on (`("items", store)`). Entries are keyed by
+    identity, not value (a frozen pydantic model hashes by value, a walk of all of it, which is
+    what this spares), and dropped by a weak reference's callback when the message is
+    collected: nothing outlives the conversations that hold it. A value must not depend on
+    where the message sits in a history (an error naming its index is raised, not kept), and
+    is shared: callers copy what they change (`detached`).
+    """
+
+    __slots__ = ("__weakref__", "_entries")
+
+    def __init__(self) -> None:
+        self._entries: dict[int, _Ref] = {}
+
+    def get(self, item: object, kind: Hashable, derive: Callable[..., T], *args: Any) -> T:
+        """What `derive(*args)` gives for `item` (a message or a part), derived once."""
+        key = id(item)
+        ref = self._entries.get(key)
+        if ref is None or ref() is not item:
+            ref = _Ref(item, self._forget)
+            ref.key, ref.values = key, {}
+            self._entries[key] = ref
+        else:
+            values = ref.values
+            if kind in values:
+                return values[kind]
+        value = ref.values[kind] = derive(*args)
+        return value
+
+    def _forget(self, ref: weakref.ref[Any]) -> None:
+        """Drop the entry of a collected item (unless its id was taken by a new entry)."""
+        key = cast("_Ref", ref).key
+        if self._entries.get(key) is ref:
+            del self._entries[key]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+"""JSON as the `anthropic` and `openai` SDKs send it (`openapi_dumps`: UTF-8, no spaces, no
+NaN)."""
+
+
+def json_object(
+    members: Iterable[tuple[str, str]], separators: tuple[str, str] = (",", ":")
+) -> str:
+    """A JSON object from its members, each a key and its value's JSON text (encoded before),
+    in order, as `json.dumps` writes it with `separators`."""
+    item, key = separators
+    return "{" + item.join(json.dumps(k) + key + v for k, v in members) + "}"
+
+
+def json_array(items: Iterable[str], separator: str = ",") -> str:
+    """A JSON array from its items' JSON text, as `json.dumps` writes it with `separator`."""
+    return "[" + separator.join(items) + "]"
+
+
+def detached(value: T) -> T:
+    """A copy of JSON data (dicts and lists copied all the way down): what a public method
+    hands out when the data is also kept (`PerMessage`), so a caller may change it."""
+    if isinstance(value, dict):
+        return cast("T", {k: detached(v) for k, v in cast("dict[Any, Any]", value).items()})
+    if isinstance(value, list):
+        return cast("T", [detached(v) for v in cast("list[Any]", value)])
+    return value

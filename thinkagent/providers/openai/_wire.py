@@ -55,6 +55,7 @@ __all__ = [
     "redact",
     "set_tool_choice",
     "strict_schema",
+    "untransformed",
     "user_items",
 ]
 
@@ -272,6 +273,20 @@ class OpenAIAdapter(AdapterBase[openai.AsyncOpenAI, OpenAIThinking]):
 
 SDK_ERRORS = (openai.OpenAIError, json.JSONDecodeError)
 """What a `create` call raises: the service's errors, and a 200 body that is not JSON."""
+
+
+def untransformed(params: dict[str, Any], field: str) -> dict[str, Any]:
+    """`params` for the SDK's `create` with `field` (the conversation, a long list of plain JSON
+    data) handed over as it is: an empty list in its place, which the SDK's request transform
+    walks at no cost, and the list itself in `extra_body`, which the SDK merges into the body
+    after that transform, under the same key, so the body keeps its keys' order and its bytes
+    (ADR 180). The caller's own `extra_body` keeps the last word, as it would have."""
+    extra = params.get("extra_body")
+    return {
+        **params,
+        field: [],
+        "extra_body": {field: params[field], **extra} if extra else {field: params[field]},
+    }
 
 
 def client_from_environment(

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import openai
@@ -53,6 +54,7 @@ from .._common import (
     arguments_json,
     check_prompt_cache,
     copy_settings,
+    detached,
     merge_settings,
     request_options,
     unreadable,
@@ -87,6 +89,7 @@ from ._wire import (
     file_name,
     set_tool_choice,
     strict_schema,
+    untransformed,
     user_items,
 )
 from .dialects import ChatDialect, ReplayRule, resolve_dialect
@@ -221,7 +224,6 @@ class OpenAIChatModel(OpenAIAdapter):
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         """The request's keyword arguments and the warnings for what had to be adjusted."""
         settings = merge_settings(self.settings, request.settings)
-        self._profile.media.check(request.messages)
         messages, replay_warnings = self._messages(request.messages)
         if request.instructions:
             messages.insert(0, {"role": self._instructions_role, "content": request.instructions})
@@ -272,41 +274,30 @@ class OpenAIChatModel(OpenAIAdapter):
         signature on another provider's tool call (`call_signatures`). A tool call's signature
         goes back where it came (`extra_content.google.thought_signature`).
         """
-        return self._messages(messages)[0]
+        return detached(self._messages(messages)[0])
 
     def _messages(
         self, messages: Sequence[Message]
     ) -> tuple[list[dict[str, Any]], list[WarningEvent]]:
         """The `messages` parameter, and the warnings for what was sent in place of reasoning
-        this scope's own messages no longer have (`missing_reasoning="always_empty"`)."""
-        sent = for_scope(
-            messages, self.scope, foreign_reasoning=self.foreign_reasoning, readable=self._readable
-        )
-        dialect = self._dialect
-        replay = _replayed(sent, dialect.replay, self.scope)
+        this scope's own messages no longer have (`missing_reasoning="always_empty"`). What
+        each message sends is derived once (`_turn`, `_wire`); it is shared, never changed."""
+        get = self._per_message.get
+        turns = [get(m, _TURN, self._turn, messages, i) for i, m in enumerate(messages)]
+        replay = _replayed(turns, self._dialect.replay)
         out: list[dict[str, Any]] = []
         placeholders: list[int] = []
-        for i, message in enumerate(sent):
-            if message.role == "user":
-                out += user_items(message, _tool_message, self._user_content)
+        for i, turn in enumerate(turns):
+            if turn.user is not None:
+                out += turn.user
                 continue
-            own = message.scope == self.scope and (
-                self._readable is None or self._readable(message)
+            wire, placeholder = get(
+                messages[i], (_WIRE, i in replay), self._wire, turn, i in replay
             )
-            wire = _assistant(message, i in replay, own, dialect)
             if wire is None:
                 continue
-            field = dialect.reasoning_field
-            missing = dialect.missing_reasoning
-            if (
-                field is not None
-                and "tool_calls" in wire
-                and field not in wire
-                and (missing == "always_empty" or (missing == "empty" and not own))
-            ):
-                wire[field] = ""  # the documented placeholder
-                if own:
-                    placeholders.append(i)
+            if placeholder:
+                placeholders.append(i)
             out.append(wire)
         warnings: list[WarningEvent] = []
         if placeholders:
@@ -314,12 +305,53 @@ class OpenAIChatModel(OpenAIAdapter):
                 WarningEvent(
                     "reasoning_placeholder",
                     f"{len(placeholders)} tool-call message(s) of this scope have no reasoning "
-                    f"(messages {placeholders}): sent with an empty {dialect.reasoning_field}, as "
+                    f"(messages {placeholders}): sent with an empty {self._dialect.reasoning_field}, as "
                     "the endpoint accepts",
                     self.scope,
                 )
             )
         return out, warnings
+
+    def _turn(self, messages: Sequence[Message], index: int) -> _Turn:
+        """What `messages[index]` is on the wire, whatever comes before or after it: the message
+        as the replay policy leaves it (its media checked first), a user message's items, and
+        what the dialect's replay rule reads of it."""
+        message = messages[index]
+        self._profile.media.check(messages, start=index, stop=index + 1)
+        (message,) = for_scope(
+            (message,),
+            self.scope,
+            foreign_reasoning=self.foreign_reasoning,
+            readable=self._readable,
+        )
+        if message.role == "user":
+            items = user_items(message, _tool_message, self._user_content)
+            starts = any(isinstance(p, TextPart) and p.text for p in message.parts)
+            return _Turn(message, items, starts=starts)
+        own = message.scope == self.scope and (self._readable is None or self._readable(message))
+        thinks = message.scope == self.scope and any(
+            isinstance(p, ThinkingBlock) for p in message.parts
+        )
+        return _Turn(message, own=own, thinks=thinks, calls=bool(message.tool_calls))
+
+    def _wire(self, turn: _Turn, with_reasoning: bool) -> tuple[dict[str, Any] | None, bool]:
+        """An assistant message on the wire (None: nothing to send), and whether it went with
+        the placeholder of reasoning this scope's message no longer has."""
+        dialect = self._dialect
+        wire = _assistant(turn.message, with_reasoning, turn.own, dialect)
+        if wire is None:
+            return None, False
+        field = dialect.reasoning_field
+        missing = dialect.missing_reasoning
+        if (
+            field is not None
+            and "tool_calls" in wire
+            and field not in wire
+            and (missing == "always_empty" or (missing == "empty" and not turn.own))
+        ):
+            wire[field] = ""  # the documented placeholder
+            return wire, turn.own
+        return wire, False
 
     def _user_content(self, part: TextPart | Image | Document) -> dict[str, Any]:
         if isinstance(part, TextPart):
@@ -336,7 +368,10 @@ class OpenAIChatModel(OpenAIAdapter):
     async def request(self, request: ModelRequest) -> ModelResponse:
         params, warnings = self._prepare(request)
         try:
-            completion = cast("ChatCompletion", await self.client.chat.completions.create(**params))
+            completion = cast(
+                "ChatCompletion",
+                await self.client.chat.completions.create(**untransformed(params, "messages")),
+            )
         except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
@@ -427,7 +462,9 @@ class OpenAIChatModel(OpenAIAdapter):
         if self._dialect.stream_usage:
             params["stream_options"] = {"include_usage": True}
         try:
-            chunks = await self.client.chat.completions.create(**params, stream=True)
+            chunks = await self.client.chat.completions.create(
+                **untransformed(params, "messages"), stream=True
+            )
         except openai.OpenAIError as exc:
             raise self.map_error(exc) from exc
         state = _ChatStream(self.model_name, self._fields, self._tags)
@@ -838,35 +875,41 @@ def _with_unknown(chunks: list[dict[str, Any]], unknown: object, key: str) -> li
     return out
 
 
-def _replayed(messages: Sequence[Message], rule: ReplayRule, scope: str) -> set[int]:
+_TURN = "turn"
+_WIRE = "wire"
+
+
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    """One message as `_messages` reads it: as the replay policy leaves it; a user message's
+    items, and whether it starts a turn (it has text: on the wire, a `user` message; one with
+    only tool results continues the turn); an assistant message's: whether it is this scope's
+    (and readable here), whether it is this scope's with thinking, whether it calls tools."""
+
+    message: Message
+    user: list[dict[str, Any]] | None = None
+    starts: bool = False
+    own: bool = False
+    thinks: bool = False
+    calls: bool = False
+
+
+def _replayed(turns: Sequence[_Turn], rule: ReplayRule) -> set[int]:
     """Indexes of this scope's assistant messages whose reasoning goes back under `rule`."""
     if rule == "never":
         return set()
-    own = [
-        i
-        for i, m in enumerate(messages)
-        if m.role == "assistant"
-        and m.scope == scope
-        and any(isinstance(p, ThinkingBlock) for p in m.parts)
-    ]
+    own = [i for i, t in enumerate(turns) if t.thinks]
     if rule == "always" or not own:
         return set(own)
-    # A user message with text starts a turn (on the wire it is a `user` message); one with
-    # only tool results continues the turn.
-    starts = [
-        i
-        for i, m in enumerate(messages)
-        if m.role == "user" and any(isinstance(p, TextPart) and p.text for p in m.parts)
-    ]
+    starts = [i for i, t in enumerate(turns) if t.starts]
     if rule == "tool_loop":
         last = starts[-1] if starts else -1
         return {i for i in own if i > last}
     chosen: set[int] = set()
-    bounds = [*starts, len(messages)]
+    bounds = [*starts, len(turns)]
     begin = -1
     for end in bounds:
-        turn = range(begin + 1, end)
-        if any(messages[i].role == "assistant" and messages[i].tool_calls for i in turn):
+        if any(turns[i].calls for i in range(begin + 1, end)):
             chosen.update(i for i in own if begin < i < end)
         begin = end
     return chosen

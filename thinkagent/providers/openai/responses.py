@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import openai
@@ -75,6 +76,7 @@ from .._common import (
     arguments_json,
     check_prompt_cache,
     copy_settings,
+    detached,
     endpoint_host,
     merge_settings,
     request_options,
@@ -101,6 +103,7 @@ from ._wire import (
     redact,
     set_tool_choice,
     strict_schema,
+    untransformed,
     user_items,
 )
 
@@ -303,7 +306,6 @@ class OpenAIResponsesModel(OpenAIAdapter):
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         """The request's keyword arguments and the warnings for what had to be adjusted."""
         settings = merge_settings(self.settings, request.settings)
-        _PROFILE.media.check(request.messages)
         items, warnings = self._input(request.messages)
         params: dict[str, Any] = {
             "model": self.model_name,
@@ -392,7 +394,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
           their reasoning and compaction items are dropped (or their reasoning sent as text
           with `foreign_reasoning="text"`).
         """
-        return self._input(messages)[0]
+        return detached(self._input(messages)[0])
 
     def _input(
         self, messages: Sequence[Message]
@@ -400,24 +402,34 @@ class OpenAIResponsesModel(OpenAIAdapter):
         """The `input` items for a history, and the warnings for what was left out of them: other
         scopes' reasoning and compaction items, and, when the model sees every earlier turn's
         reasoning (`reasoning.context` `all_turns`), this scope's reasoning items that are no
-        longer in the history (a history processor removed them)."""
-        sent = for_scope(messages, self.scope, foreign_reasoning=self.foreign_reasoning)
-        start, first_part = _latest_compaction(sent, self.scope)
+        longer in the history (a history processor removed them). Each message's items are
+        derived once (`_sent`); the items are shared, never to be changed."""
+        get = self._per_message.get
+        sent: list[_Sent] = []
+        start = reasoning = compaction = 0
+        for index, message in enumerate(messages):
+            one = get(message, _SENT, self._sent, messages, index)
+            if one.compaction is not None:
+                start = index
+            if one.foreign:
+                reasoning += one.foreign[0]
+                compaction += one.foreign[1]
+            sent.append(one)
         out: list[dict[str, Any]] = []
         removed: list[tuple[int, str]] = []
         for i in range(start, len(sent)):
-            message = sent[i]
-            parts = message.parts[first_part:] if i == start else message.parts
-            if message.role == "user":
-                out += user_items(message, _call_output, _input_content)
-            elif message.scope == self.scope:
-                items, missing = _native_items(parts, store=self._store)
-                out += items
-                removed += [(i, item_id) for item_id in missing]
-            else:
-                out.extend(_foreign_items(parts))
-        warnings = [w for w in (_foreign_warning(messages, self.scope),) if w is not None]
-        if removed and self._context(sent) == "all_turns":
+            one = sent[i]
+            items, missing = one.items, one.missing
+            if i == start and one.compaction:  # the window starts inside the message
+                items, missing = _native_items(
+                    one.message.parts[one.compaction :], store=self._store
+                )
+            out += items
+            removed += [(i, item_id) for item_id in missing]
+        warnings = [
+            w for w in (_foreign_warning(reasoning, compaction, self.scope),) if w is not None
+        ]
+        if removed and self._context([one.message for one in sent]) == "all_turns":
             where = ", ".join(f"{item_id!r} (messages[{i}])" for i, item_id in removed)
             warnings.append(
                 WarningEvent(
@@ -429,6 +441,20 @@ class OpenAIResponsesModel(OpenAIAdapter):
                 )
             )
         return out, warnings
+
+    def _sent(self, messages: Sequence[Message], index: int) -> _Sent:
+        """What `messages[index]` sends, whatever comes before or after it: its items (its
+        media checked first), as the replay policy leaves it (`for_scope`)."""
+        message = messages[index]
+        _PROFILE.media.check(messages, start=index, stop=index + 1)
+        foreign = _foreign_items_dropped(message, self.scope)
+        (message,) = for_scope((message,), self.scope, foreign_reasoning=self.foreign_reasoning)
+        if message.role == "user":
+            return _Sent(message, user_items(message, _call_output, _input_content))
+        if message.scope != self.scope:
+            return _Sent(message, _foreign_items(message.parts), foreign=foreign)
+        items, missing = _native_items(message.parts, store=self._store)
+        return _Sent(message, items, missing, _compaction_start(message))
 
     def _context(self, messages: Sequence[Message]) -> str:
         """The `reasoning.context` of a conversation: the one asked for, else the one the
@@ -446,7 +472,9 @@ class OpenAIResponsesModel(OpenAIAdapter):
     async def request(self, request: ModelRequest) -> ModelResponse:
         params, warnings = self._prepare(request)
         try:
-            response = cast("Response", await self.client.responses.create(**params))
+            response = cast(
+                "Response", await self.client.responses.create(**untransformed(params, "input"))
+            )
         except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
@@ -512,7 +540,9 @@ class OpenAIResponsesModel(OpenAIAdapter):
         for warning in warnings:
             yield warning
         try:
-            events = await self.client.responses.create(**params, stream=True)
+            events = await self.client.responses.create(
+                **untransformed(params, "input"), stream=True
+            )
         except openai.OpenAIError as exc:
             raise self.map_error(exc) from exc
         state = _ResponseStream(self.model_name)
@@ -902,24 +932,37 @@ def _opaque(item: Any, details: ProviderDetails | None = None) -> OpaqueBlock:
     )
 
 
-def _latest_compaction(messages: Sequence[Message], scope: str) -> tuple[int, int]:
-    """Where what is sent starts: (message, part) of this scope's latest compaction item, or
-    the start of the compacted window it ends (`compact()`'s user messages go with it); (0, 0)
-    when there is none."""
-    for i in range(len(messages) - 1, -1, -1):
-        message = messages[i]
-        if message.role != "assistant" or message.scope != scope:
+_SENT = "sent"
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """What one message sends: the message as the replay policy leaves it, its input items;
+    for this scope's, the ids of the reasoning items its parts followed that are no longer
+    among them and, when it holds a compaction item, the part where what is sent starts; for
+    another scope's, how many reasoning and compaction items were left out."""
+
+    message: Message
+    items: list[dict[str, Any]]
+    missing: list[str] = field(default_factory=list[str])
+    compaction: int | None = None
+    foreign: tuple[int, int] | None = None
+
+
+def _compaction_start(message: Message) -> int | None:
+    """Where what is sent starts in a message of this scope: the part of its latest compaction
+    item, or the start of the compacted window it ends (`compact()`'s user messages go with
+    it); None when it holds none (then what is sent starts further back)."""
+    parts = message.parts
+    for j in range(len(parts) - 1, -1, -1):
+        part = parts[j]
+        if not isinstance(part, OpaqueBlock) or part.type != "compaction":
             continue
-        parts = message.parts
-        for j in range(len(parts) - 1, -1, -1):
-            part = parts[j]
-            if not isinstance(part, OpaqueBlock) or part.type != "compaction":
-                continue
-            window = (part.provider_details or {}).get("compacted")
-            while j > 0 and window is not None and _window(parts[j - 1]) == window:
-                j -= 1
-            return i, j
-    return 0, 0
+        window = (part.provider_details or {}).get("compacted")
+        while j > 0 and window is not None and _window(parts[j - 1]) == window:
+            j -= 1
+        return j
+    return None
 
 
 def _window(part: Part) -> JsonValue:
@@ -927,19 +970,24 @@ def _window(part: Part) -> JsonValue:
     return (part.provider_details or {}).get("compacted") if isinstance(part, OpaqueBlock) else None
 
 
-def _foreign_warning(messages: Sequence[Message], scope: str) -> WarningEvent | None:
+def _foreign_items_dropped(message: Message, scope: str) -> tuple[int, int] | None:
+    """How many Responses reasoning and compaction items another scope's message holds (None
+    for this scope's messages, and for none)."""
+    if message.role != "assistant" or message.scope == scope:
+        return None
+    reasoning = compaction = 0
+    for part in message.parts:
+        if isinstance(part, ThinkingBlock) and part.id is not None:
+            reasoning += 1
+        elif isinstance(part, OpaqueBlock) and part.type == "compaction":
+            compaction += 1
+    return (reasoning, compaction) if reasoning or compaction else None
+
+
+def _foreign_warning(reasoning: int, compaction: int, scope: str) -> WarningEvent | None:
     """The warning for Responses reasoning and compaction items of other scopes: only their
     issuer can read them, so they are left out (and what a compaction item stood for is sent
     in full)."""
-    reasoning = compaction = 0
-    for message in messages:
-        if message.role != "assistant" or message.scope == scope:
-            continue
-        for part in message.parts:
-            if isinstance(part, ThinkingBlock) and part.id is not None:
-                reasoning += 1
-            elif isinstance(part, OpaqueBlock) and part.type == "compaction":
-                compaction += 1
     if not (reasoning or compaction):
         return None
     return WarningEvent(
