@@ -325,6 +325,23 @@ class PerMessage:
         value = ref.values[kind] = derive(*args)
         return value
 
+    def peek(self, item: object, kind: Hashable) -> Any:
+        """What was kept for `item` under `kind`, or None."""
+        ref = self._entries.get(id(item))
+        if ref is None or ref() is not item:
+            return None
+        return ref.values.get(kind)
+
+    def put(self, item: object, kind: Hashable, value: Any) -> None:
+        """Keep `value` for `item` under `kind` (in place of what was there)."""
+        key = id(item)
+        ref = self._entries.get(key)
+        if ref is None or ref() is not item:
+            ref = _Ref(item, self._forget)
+            ref.key, ref.values = key, {}
+            self._entries[key] = ref
+        ref.values[kind] = value
+
     def _forget(self, ref: weakref.ref[Any]) -> None:
         """Drop the entry of a collected item (unless its id was taken by a new entry)."""
         key = cast("_Ref", ref).key

@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
+import importlib
+import inspect
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import MappingProxyType
@@ -29,6 +32,7 @@ from typing import Any, Literal, cast
 import anthropic
 import httpx2
 from anthropic import types as wire
+from anthropic.resources.messages import AsyncMessages
 from pydantic import JsonValue
 
 from ...errors import ConfigurationError, ProviderError
@@ -49,12 +53,14 @@ from ...messages import (
 )
 from ...stream import ModelDelta, PartEnd, StreamBuilder, WarningEvent
 from .._common import (
+    COMPACT,
     UNREADABLE,
     arguments_object,
     connection_error,
     copy_settings,
     endpoint_host,
     interrupted,
+    json_object,
     request_options,
     retryable_status,
     unreadable,
@@ -109,6 +115,8 @@ documents, as bytes or by URL, also in tool results, within its 32 MB request li
 (platform.claude.com/docs/en/build-with-claude/vision, …/pdf-support)."""
 
 _MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+_constants = importlib.import_module("anthropic._constants")
 
 _PLATFORMS: Mapping[str, str] = {
     "AsyncAnthropicBedrock": "bedrock",
@@ -289,15 +297,19 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         with a thinking budget, a budget not below `max_tokens`, an image over 5 MB), and
         `HistoryError` for a history it would refuse, before anything is sent.
         """
-        return self._build(request)[0]
+        params, prepared = self._build(request)
+        params["messages"] = _messages(prepared)
+        return params
 
     def _build(self, request: ModelRequest) -> tuple[dict[str, Any], Prepared]:
+        """The keyword arguments for `client.messages.create` but `messages` (a placeholder:
+        `_messages` for the typed call, `_messages_json` for `_send`), and what was prepared."""
         prepared = self._prepare(request, request.tools)
         settings = prepared.settings
         params: dict[str, Any] = {
             "model": self.model_name,
             "max_tokens": prepared.max_tokens,
-            "messages": _messages(prepared),
+            "messages": None,
         }
         cache = prepared.cache
         marker = _marker(cache) if cache is not None else None
@@ -370,13 +382,81 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
     async def request(self, request: ModelRequest) -> ModelResponse:
         params, prepared = self._build(request)
         try:
-            message = cast("wire.Message", await self.client.messages.create(**params))
+            message = cast("wire.Message", await self._send(params, prepared, stream=False))
         except _SDK_ERRORS as exc:
             raise_mapped(self.map_error(exc), exc)
         try:
             return self._response(message, prepared)
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
+
+    async def _send(self, params: dict[str, Any], prepared: Prepared, *, stream: bool) -> object:
+        """Send a request through the client: its body as the JSON text `messages.create` would
+        send, put together from each part's JSON encoded once (`_messages_json`), with the
+        client's `post` and `messages.create`'s own response types, path, headers and timeout
+        (ADR 180); by `messages.create` itself when the client needs the parsed body (a
+        platform's client, which rewrites it; the SDK's own tracing or middleware) or when a
+        parameter is not one of its own."""
+        client = self.client
+        order = _create_order()
+        if (
+            not order
+            or not _posts_json(client)
+            or any(key not in order and key not in _OPTIONS for key in params)
+        ):
+            params["messages"] = _messages(prepared)
+            if stream:
+                return await client.messages.create(**params, stream=True)
+            return cast("wire.Message", await client.messages.create(**params))
+        # Every parameter has its place in `create`'s body, given or not (one not given is
+        # left out after the extra body is merged in, which may give it).
+        members: dict[str, str | None] = dict.fromkeys(order)
+        for key in params.keys() & members.keys():
+            members[key] = (
+                self._messages_json(prepared) if key == "messages" else COMPACT.encode(params[key])
+            )
+        if stream:
+            members["stream"] = "true"
+        for key, value in params.get("extra_body", {}).items():
+            members[key] = COMPACT.encode(value)
+        options: anthropic.RequestOptions = {}
+        if "extra_headers" in params:
+            options["headers"] = params["extra_headers"]
+        if "timeout" in params:
+            options["timeout"] = params["timeout"]
+        elif not stream and client.timeout == anthropic.DEFAULT_TIMEOUT:
+            options["timeout"] = _nonstreaming_timeout(
+                client, params["max_tokens"], self.model_name
+            )
+        return await client.post(
+            "/v1/messages",
+            cast_to=wire.Message,
+            content=json_object((k, v) for k, v in members.items() if v is not None).encode(),
+            options=options,
+            stream=stream,
+            stream_cls=anthropic.AsyncStream[wire.RawMessageStreamEvent],
+        )
+
+    def _messages_json(self, prepared: Prepared) -> str:
+        """The JSON text of `messages` (`_messages`), from each part's JSON encoded once (a
+        part carrying a cache breakpoint is encoded with it, each time)."""
+        get = self._per_message.get
+        cache = prepared.cache
+        marks = set(cache.marks) if cache is not None else ()
+        marker = _marker(cache) if cache is not None else None
+        turns: list[str] = []
+        for k, (role, parts) in enumerate(prepared.turns):
+            if role == "system":
+                turns.append(COMPACT.encode(_system_message(parts)))
+                continue
+            blocks = [
+                COMPACT.encode({**_block(part), "cache_control": marker})
+                if (k, j) in marks
+                else get(part, _BLOCK_JSON, _block_json, part)
+                for j, part in enumerate(parts)
+            ]
+            turns.append(f'{{"role":"{role}","content":[{",".join(blocks)}]}}')
+        return "[" + ",".join(turns) + "]"
 
     def parse_response(self, message: wire.Message) -> ModelResponse:
         """The shared form of an SDK `Message`: blocks in order, usage, finish reason, and a
@@ -439,7 +519,10 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         for warning in prepared.warnings:
             yield warning
         try:
-            events = await self.client.messages.create(**params, stream=True)
+            events = cast(
+                "anthropic.AsyncStream[wire.RawMessageStreamEvent]",
+                await self._send(params, prepared, stream=True),
+            )
         except _SDK_ERRORS as exc:
             raise_mapped(self.map_error(exc), exc)
         parts = _Stream(self.scope)
@@ -589,6 +672,62 @@ def _messages(prepared: Prepared) -> list[dict[str, Any]]:
         for turn, part in cache.marks:
             cast("list[dict[str, Any]]", messages[turn]["content"])[part]["cache_control"] = marker
     return messages
+
+
+_BLOCK_JSON = "anthropic-block-json"
+
+_OPTIONS = frozenset({"extra_headers", "extra_body", "timeout"})
+"""The keyword arguments of `messages.create` that are options of the call, not the body."""
+
+_HEADER_PARAMETERS = frozenset({"user_profile_id", "workspace_id"})
+"""Parameters of `messages.create` it sends as headers (thinkagent sends neither)."""
+
+
+def _block_json(part: Part) -> str:
+    return COMPACT.encode(_block(part))
+
+
+@functools.cache
+def _create_order() -> tuple[str, ...]:
+    """The body parameters of `messages.create`, in the order it writes them into the body
+    (its signature's: required ones first, then the others, each group by name); empty when
+    the SDK's `create` cannot be read."""
+    try:
+        parameters = inspect.signature(AsyncMessages.create).parameters
+    except (TypeError, ValueError):  # pragma: no cover - an SDK whose create has no signature
+        return ()
+    skipped = {"self", "extra_query", *_OPTIONS, *_HEADER_PARAMETERS}
+    return tuple(name for name in parameters if name not in skipped)
+
+
+def _posts_json(client: anthropic.AsyncAnthropic) -> bool:
+    """Whether `client` sends a body it is given as JSON text as it is: a client of the Claude
+    API or of any endpoint speaking its format (a platform's client rewrites the parsed body
+    for its own routing), without middleware, and whose own OpenTelemetry span would not be
+    recorded or propagated (a span reads the parsed body; only a method of the SDK makes one)."""
+    if anthropic_scope(client) in _PLATFORM_SCOPES or getattr(client, "_middleware", ()):
+        return False
+    if getattr(client, "_tracer", None) is None:
+        return True
+    from opentelemetry import trace  # the SDK's own dependency, for its tracing
+
+    if trace.get_current_span().get_span_context().is_valid:
+        return False  # the SDK's span would carry this trace on: let it
+    options: Mapping[str, Any] = getattr(client, "_open_telemetry", {})
+    provider = options.get("tracer_provider") or trace.get_tracer_provider()
+    return isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+
+
+_PLATFORM_SCOPES = frozenset(_PLATFORMS.values())
+
+
+def _nonstreaming_timeout(client: anthropic.AsyncAnthropic, max_tokens: int, model: str) -> Any:
+    """The timeout `messages.create` gives a request that is not streamed (on a client with the
+    default timeout): ten minutes, or `ValueError` ("Streaming is required...") for one whose
+    `max_tokens` may take longer, as the SDK decides it."""
+    limits: Mapping[str, int] = getattr(_constants, "MODEL_NONSTREAMING_TOKENS", {})
+    calculate = getattr(client, "_calculate_nonstreaming_timeout")  # noqa: B009 (not public)
+    return calculate(max_tokens, limits.get(model))
 
 
 def _marker(cache: PromptCache) -> dict[str, Any]:

@@ -271,9 +271,14 @@ class BedrockModel(ClaudeModel[Any]):
         Raises `ConfigurationError` for settings the model or Converse would refuse, and
         `HistoryError` for a history it would refuse, before anything is sent.
         """
-        return self._build(request)[0]
+        params, prepared = self._build(request)
+        params["messages"] = _messages(prepared, request)
+        return params
 
     def _build(self, request: ModelRequest) -> tuple[dict[str, Any], Prepared]:
+        """The keyword arguments for the Converse call but `messages` (a placeholder:
+        `_messages` for the typed call, `_messages_json` for `_call`), and what was
+        prepared."""
         choice = merge_settings(self.settings, request.settings).get("tool_choice")
         declared = _declared_tools(request, choice)
         if declared and self._family.tools_refusal is not None:
@@ -287,10 +292,7 @@ class BedrockModel(ClaudeModel[Any]):
                 "Bedrock Converse cannot disable parallel tool calls: leave parallel_tool_calls "
                 "unset on BedrockModel"
             )
-        params: dict[str, Any] = {
-            "modelId": self.model_name,
-            "messages": _messages(prepared, request),
-        }
+        params: dict[str, Any] = {"modelId": self.model_name, "messages": None}
         point = _cache_point(prepared.cache) if prepared.cache is not None else None
         if prepared.system:
             params["system"] = [{"text": prepared.system}]
@@ -501,7 +503,39 @@ class BedrockModel(ClaudeModel[Any]):
         and what was prepared for it."""
         params, prepared = self._build(request)
         headers = _extra_headers(self.client, self._extra_headers, prepared.settings)
-        return functools.partial(_call, method, params, headers), prepared
+        if list(params)[:2] != ["modelId", "messages"]:  # a setting's extra body moved them
+            params["messages"] = _messages(prepared, request)
+            return functools.partial(_call, method, params, headers), prepared
+        # The conversation goes as JSON text encoded once per part, put into the body botocore
+        # serialised around an empty list (`_put_messages`): same bytes, without botocore's
+        # validation and serialisation of every message on every request (ADR 180).
+        try:
+            body = self._messages_json(prepared)
+        except binascii.Error:
+            raise _bad_payload(request.messages) from None
+        _register_body_hook(self.client)
+        params["messages"] = []
+        return functools.partial(_call, method, params, headers, body), prepared
+
+    def _messages_json(self, prepared: Prepared) -> str:
+        """The JSON text botocore writes for `messages` (`_messages`), from each part's JSON
+        encoded once (the cache points' blocks each time)."""
+        get = self._per_message.get
+        cache = prepared.cache
+        marks = set(cache.marks) if cache is not None else ()
+        point = json.dumps(_cache_point(cache)) if cache is not None else ""
+        turns: list[str] = []
+        for k, (role, parts) in enumerate(prepared.turns):
+            blocks: list[str] = []
+            if role == "system":
+                blocks = [json.dumps(block) for block in _system_content(parts)]
+            else:
+                for j, part in enumerate(parts):
+                    blocks.append(get(part, _BLOCK_JSON, _block_json, part))
+                    if (k, j) in marks:
+                        blocks.append(point)
+            turns.append(f'{{"role": "{role}", "content": [{", ".join(blocks)}]}}')
+        return "[" + ", ".join(turns) + "]"
 
     def map_error(self, exc: BaseException) -> BaseException:
         """The thinkagent error for a boto3/botocore exception: `ProviderError` for the
@@ -570,10 +604,56 @@ def _client_from_environment(region_name: str | None) -> Any:
         ) from exc
 
 
-def _call(method: Callable[..., Any], params: dict[str, Any], headers: Any) -> Any:
+def _call(
+    method: Callable[..., Any], params: dict[str, Any], headers: Any, messages: str | None = None
+) -> Any:
     if headers:
         _EXTRA_HEADERS.set(headers)  # this thread's context only
+    if messages is not None:
+        _MESSAGES.set(messages)
     return method(**params)
+
+
+_BLOCK_JSON = "bedrock-block-json"
+
+_MESSAGES: ContextVar[str | None] = ContextVar("thinkagent_bedrock_messages", default=None)
+"""The JSON text of the `messages` of the call the current worker thread makes."""
+
+_BODY_HOOK_ID = "thinkagent-messages-body"
+
+_EMPTY_MESSAGES = b'{"messages": []'
+"""How a Converse body serialised with no messages starts (`messages` is its first member)."""
+
+
+def _block_json(part: Part) -> str:
+    """A block as botocore writes it: JSON with its bytes as standard base64."""
+    return json.dumps(_block(part), default=_b64)
+
+
+def _register_body_hook(client: Any) -> None:
+    """Register `_put_messages` on `client` (once: the hook has a unique id)."""
+    events: Any = client.meta.events
+    for operation in ("Converse", "ConverseStream"):
+        events.register_first(
+            f"before-call.bedrock-runtime.{operation}",
+            _put_messages,
+            unique_id=f"{_BODY_HOOK_ID}-{operation}",
+        )
+
+
+def _put_messages(params: dict[str, Any], **_: Any) -> None:
+    """botocore's `before-call` hook: put the call's messages (`_MESSAGES`, JSON text) into the
+    body it serialised with none, before it is signed and sent."""
+    messages = _MESSAGES.get()
+    if messages is None:
+        return
+    body = params.get("body")
+    if not isinstance(body, bytes) or not body.startswith(_EMPTY_MESSAGES):
+        raise RuntimeError(  # pragma: no cover - a botocore that serialises otherwise
+            "botocore serialised the Converse body in an unexpected shape: thinkagent cannot "
+            "put the messages in"
+        )
+    params["body"] = b'{"messages": ' + messages.encode() + body[len(_EMPTY_MESSAGES) :]
 
 
 def _extra_headers(
