@@ -23,9 +23,11 @@ the bytes of the one before it, so the service's implicit cache serves that pref
 from __future__ import annotations
 
 import enum
+import functools
 import importlib
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -229,7 +231,9 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         `contents` and `config`. Raises `ConfigurationError` for a tool choice naming no tool
         on offer or a medium the model cannot take, `HistoryError` for a signature that is
         not base64."""
-        return self._prepare(request)[0]
+        params = self._prepare(request)[0]
+        params["contents"] = self.build_messages(request.messages)
+        return params
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         """`build_request`'s arguments, and the warnings of what the request had to adjust
@@ -265,11 +269,30 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         if http_options is not None:
             update["http_options"] = http_options
         config = self._base_config.model_copy(update=update) if update else self._base_config
-        params = {
-            "model": self.model_name,
-            "contents": self.build_messages(request.messages),
-            "config": config,
-        }
+        params = {"model": self.model_name, "contents": None, "config": config}
+        return params, warnings
+
+    def _send(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
+        """`generate_content`'s arguments for `request`, its history handed over as the JSON
+        data the SDK would make of it, each content converted once (`_wire`) by the SDK's own
+        converters: a placeholder in `contents`, which the SDK converts at no cost, and the
+        contents in the per-request `http_options.extra_body`, which the SDK merges into the
+        body in their place (ADR 180). The typed `contents` when the SDK's converters cannot be
+        found."""
+        params, warnings = self._prepare(request)
+        if _CONVERT is None:
+            params["contents"] = self._contents(request.messages, wire=False)
+            return params, warnings
+        config = cast("types.GenerateContentConfig", params["config"])
+        given = config.http_options
+        extra = given.extra_body if given is not None else None
+        if extra is None:  # the request's extra body replaces the client's
+            extra = _client_extra_body(self.client)
+        options = given.model_copy() if given is not None else types.HttpOptions()
+        contents = self._contents(request.messages, wire=True)
+        options.extra_body = {"contents": contents, **(extra or {})}
+        params["contents"] = [_OPENING]
+        params["config"] = config.model_copy(update={"http_options": options})
         return params, warnings
 
     def build_messages(self, messages: Sequence[Message]) -> list[types.Content]:
@@ -279,47 +302,88 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         unsigned function call of each current-turn model turn that came from elsewhere;
         images and documents as inline or file data (`ConfigurationError` naming the part
         the model cannot take); an empty user turn first when the history has none there."""
-        scope, model = self.scope, self.model_name
+        return cast("list[types.Content]", self._contents(messages, wire=False))
+
+    def _contents(self, messages: Sequence[Message], *, wire: bool) -> list[Any]:
+        """`build_messages`' contents (each a copy), or, with `wire`, the JSON data the SDK
+        makes of them. What each message sends is derived once (`_facts`, `_content`,
+        `_wire`) and shared."""
+        get = self._per_message.get
+        facts = [get(m, _FACTS, self._facts, messages, i) for i, m in enumerate(messages)]
+        generated: set[str] = set()
+        current = -1
+        for index, fact in enumerate(facts):
+            if fact.generated:
+                generated.update(fact.generated)
+            if fact.prompt:
+                current = index
+        skip_validator = self._missing_signature == "skip_validator"
+        contents: list[Any] = []
+        for index, fact in enumerate(facts):
+            message = messages[index]
+            if fact.message.role == "user":
+                unsigned = tuple(c for c in fact.results if c in generated) if generated else ()
+                kind: Hashable = (_CONTENT, unsigned)
+                derive = functools.partial(self._user_content, fact.message, index, generated)
+            else:
+                sign = skip_validator and fact.foreign and index > current
+                kind = (_CONTENT, sign)
+                derive = functools.partial(
+                    _model_content,
+                    fact.message,
+                    index,
+                    replay_thoughts=self._replay_thoughts,
+                    sign_first_call=sign,
+                )
+            sent = get(message, kind, _with_mergeable, derive)
+            if sent is None:
+                continue
+            content, joins = sent
+            item = get(content, _WIRE, self._wire, content) if wire else content
+            if contents and joins and _role(item) == _role(contents[-1]):
+                contents[-1] = _joined(contents[-1], item, wire=wire)
+            else:
+                contents.append(item)
+        if not contents or _role(contents[0]) != "user":
+            contents.insert(0, self._wire(_OPENING) if wire else _OPENING)
+        if wire:
+            return contents
+        return [c.model_copy(deep=True) for c in contents]
+
+    def _facts(self, messages: Sequence[Message], index: int) -> _Facts:
+        """What `build_messages` reads of `messages[index]` beside its content: the message as
+        the replay policy leaves it, the ids of its function calls that had none from the
+        service, the call ids its results answer, whether it came from elsewhere, whether it
+        holds a prompt (a user turn's text)."""
+        model = self.model_name
 
         def readable(message: Message) -> bool:
             return signatures_carry_over(message.model, model)
 
-        scoped = for_scope(
-            messages, scope, foreign_reasoning=self.foreign_reasoning, readable=readable
+        (message,) = for_scope(
+            (messages[index],),
+            self.scope,
+            foreign_reasoning=self.foreign_reasoning,
+            readable=readable,
         )
-        generated = {
-            part.id
-            for message in scoped
-            if message.role == "assistant"
-            for part in message.parts
-            if isinstance(part, ToolCall) and _is_generated(part)
-        }
-        current = _current_turn_start(scoped)
-        skip_validator = self._missing_signature == "skip_validator"
-        contents: list[types.Content] = []
-        for index, message in enumerate(scoped):
-            if message.role == "user":
-                content = self._user_content(message, index, generated)
-            else:
-                foreign = message.scope != scope or not readable(message)
-                content = _model_content(
-                    message,
-                    index,
-                    replay_thoughts=self._replay_thoughts,
-                    sign_first_call=skip_validator and foreign and index > current,
-                )
-            if content is None:
-                continue
-            if contents and contents[-1].role == content.role and _mergeable(content):
-                last = contents[-1]
-                contents[-1] = types.Content(
-                    role=last.role, parts=[*(last.parts or ()), *(content.parts or ())]
-                )
-            else:
-                contents.append(content)
-        if not contents or contents[0].role != "user":
-            contents.insert(0, _OPENING)
-        return contents
+        if message.role == "user":
+            return _Facts(
+                message,
+                results=tuple(p.call_id for p in message.parts if isinstance(p, ToolResult)),
+                prompt=any(isinstance(p, TextPart) for p in message.parts),
+            )
+        return _Facts(
+            message,
+            generated=tuple(
+                p.id for p in message.parts if isinstance(p, ToolCall) and _is_generated(p)
+            ),
+            foreign=message.scope != self.scope or not readable(message),
+        )
+
+    def _wire(self, content: types.Content) -> dict[str, Any]:
+        """A content as the SDK puts it in the request body (`_CONVERT`)."""
+        assert _CONVERT is not None
+        return _CONVERT(content, vertex=self.scope == "vertex")
 
     def _user_content(
         self, message: Message, index: int, generated: set[str]
@@ -363,7 +427,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         return part
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params, warnings = self._prepare(request)
+        params, warnings = self._send(request)
         try:
             response = await self.client.aio.models.generate_content(**params)  # pyright: ignore[reportUnknownMemberType]
         except _VENDOR_ERRORS as exc:
@@ -421,7 +485,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         each part closes, then the complete `ModelResponse` (its parts as in the non-streamed
         one: see `_Parts`). A stream that breaks or ends without a finish reason raises
         `StreamInterrupted` with what had arrived, unsigned."""
-        params, warnings = self._prepare(request)
+        params, warnings = self._send(request)
         for warning in warnings:
             yield warning
         parts = _Parts()
@@ -702,16 +766,6 @@ def _is_generated(call: ToolCall) -> bool:
     return details is not None and details.get(GENERATED_ID) is True
 
 
-def _current_turn_start(messages: Sequence[Message]) -> int:
-    """The index of the last user message with a prompt (not only tool results): the model
-    turns after it form the current turn, whose function calls must be signed."""
-    for i in range(len(messages) - 1, -1, -1):
-        message = messages[i]
-        if message.role == "user" and any(isinstance(p, TextPart) for p in message.parts):
-            return i
-    return -1
-
-
 def _mergeable(content: types.Content) -> bool:
     """A content may join the one before it (same role) only when none of its parts is
     signed: a signature stays in the model turn it came in."""
@@ -840,3 +894,71 @@ def _usage(metadata: types.GenerateContentResponseUsageMetadata | None) -> Usage
         thinking_tokens=thoughts,
         cache_read_tokens=metadata.cached_content_token_count or 0,
     )
+
+
+_FACTS = "gemini-facts"
+_CONTENT = "gemini-content"
+_WIRE = "gemini-wire"
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What `GeminiModel._contents` reads of one message beside its content (`_facts`)."""
+
+    message: Message
+    generated: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
+    foreign: bool = False
+    prompt: bool = False
+
+
+def _with_mergeable(
+    derive: Callable[[], types.Content | None],
+) -> tuple[types.Content, bool] | None:
+    """A message's content (None: nothing to send), and whether it may join the content
+    before it (`_mergeable`)."""
+    content = derive()
+    return None if content is None else (content, _mergeable(content))
+
+
+def _role(content: Any) -> str | None:
+    """A content's role, typed or as JSON data."""
+    return cast("str | None", content["role"] if isinstance(content, dict) else content.role)
+
+
+def _joined(first: Any, second: Any, *, wire: bool) -> Any:
+    """Two contents of one role as one, parts in order (typed, or as the SDK's JSON data)."""
+    if wire:
+        return {**first, "parts": [*first.get("parts", ()), *second.get("parts", ())]}
+    return types.Content(role=first.role, parts=[*(first.parts or ()), *(second.parts or ())])
+
+
+def _converter() -> Callable[..., dict[str, Any]] | None:
+    """How the SDK turns a `Content` into its part of the request body, for the Gemini API
+    and for Vertex AI: its own converters, then its conversion to JSON data (bytes as
+    URL-safe base64), as `generate_content` applies them to each content; None when this SDK
+    has other names for them (its typed `contents` are sent then)."""
+    models = importlib.import_module("google.genai.models")
+    common = importlib.import_module("google.genai._common")
+    to_mldev = getattr(models, "_Content_to_mldev", None)
+    to_vertex = getattr(models, "_Content_to_vertex", None)
+    to_dict = getattr(common, "convert_to_dict", None)
+    encode = getattr(common, "encode_unserializable_types", None)
+    if not (to_mldev and to_vertex and to_dict and encode):  # pragma: no cover - another SDK
+        return None
+
+    def convert(content: types.Content, *, vertex: bool) -> dict[str, Any]:
+        converted = (to_vertex if vertex else to_mldev)(content, None, None)
+        return cast("dict[str, Any]", encode(to_dict(converted)))
+
+    return convert
+
+
+_CONVERT = _converter()
+
+
+def _client_extra_body(client: genai.Client) -> dict[str, Any] | None:
+    """The client's own `http_options.extra_body` (a request's replaces it)."""
+    options = getattr(getattr(client, "_api_client", None), "_http_options", None)
+    extra = getattr(options, "extra_body", None)
+    return cast("dict[str, Any] | None", extra) if isinstance(extra, dict) else None
