@@ -48,6 +48,8 @@ TARGET_SIZE = 1000
 FLOOR_TARGET = 3.0
 RAW_TARGET = 1.0
 KEY = "bench"
+TIMEOUT = 600.0
+"""Seconds a client waits for an answer (the emulator takes its time on long histories)."""
 
 
 async def get_weather(city: str) -> str:
@@ -202,7 +204,7 @@ class BedrockWire(Wire):
             endpoint_url=url,
             aws_access_key_id="AKIABENCH",
             aws_secret_access_key=KEY,
-            config=Config(retries={"total_max_attempts": 1}),
+            config=Config(retries={"total_max_attempts": 1}, read_timeout=TIMEOUT),
         )
 
         def hook(request: Any, **_: Any) -> None:
@@ -289,7 +291,10 @@ class GeminiWire(Wire):
         self.client = genai.Client(
             api_key=KEY,
             http_options=types.HttpOptions(
-                base_url=url, api_version="v1beta", httpx_async_client=self.http
+                base_url=url,
+                api_version="v1beta",
+                httpx_async_client=self.http,
+                timeout=int(TIMEOUT * 1000),
             ),
         )
         self.agent = Agent(GeminiModel(self.model_name, client=self.client), tools=[get_weather])
@@ -406,7 +411,7 @@ class ChatWire(Wire):
         self.bodies = []
         http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [_httpx_hook(self.bodies)]})
         self.client = openai.AsyncOpenAI(
-            api_key=KEY, base_url=url + "/v1", max_retries=0, http_client=http
+            api_key=KEY, base_url=url + "/v1", max_retries=0, http_client=http, timeout=TIMEOUT
         )
         model = OpenAIChatModel(self.model_name, client=self.client, dialect="deepseek")
         self.agent = Agent(model, tools=[get_weather])
@@ -475,7 +480,7 @@ class ResponsesWire(Wire):
         self.bodies = []
         http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [_httpx_hook(self.bodies)]})
         self.client = openai.AsyncOpenAI(
-            api_key=KEY, base_url=url + "/v1", max_retries=0, http_client=http
+            api_key=KEY, base_url=url + "/v1", max_retries=0, http_client=http, timeout=TIMEOUT
         )
         self.agent = Agent(
             OpenAIResponsesModel(self.model_name, client=self.client), tools=[get_weather]
