@@ -14,6 +14,7 @@ with images where the model takes them, with the thinking knob turned on and off
 from __future__ import annotations
 
 import asyncio
+import gc
 import base64
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -491,3 +492,21 @@ async def test_a_message_shared_by_two_conversations_goes_in_each_conversation_s
     await agent.run("Compare them.", history=[*second, *first])
     await agent.run("Compare them.", history=[*first, *second])
     assert twin.compared == 8
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+async def test_what_is_kept_per_message_goes_with_the_conversation(
+    emu: Emulator, case: Case
+) -> None:
+    """An adapter keeps what it derived from each message while the message lives, never
+    longer: once a conversation is dropped, nothing of it is left (no growth across
+    conversations)."""
+    model = case.make(emu, Recorder())
+    agent = Agent(model, tools=[get_weather], instructions="Answer briefly.")
+    history = await _foreign_history(emu, case.foreign)
+    for prompt in ("What's the weather in Paris?", "And in Rome?"):
+        history = await _run(agent, prompt, history, stream=False)
+    assert len(model._per_message) > 0  # pyright: ignore[reportPrivateUsage]
+    del history
+    gc.collect()
+    assert len(model._per_message) == 0  # pyright: ignore[reportPrivateUsage]

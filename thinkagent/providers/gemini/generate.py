@@ -321,16 +321,17 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         contents: list[Any] = []
         for index, fact in enumerate(facts):
             message = messages[index]
-            if fact.message.role == "user":
+            scoped = fact.scoped or message
+            if scoped.role == "user":
                 unsigned = tuple(c for c in fact.results if c in generated) if generated else ()
                 kind: Hashable = (_CONTENT, unsigned)
-                derive = functools.partial(self._user_content, fact.message, index, generated)
+                derive = functools.partial(self._user_content, scoped, index, generated)
             else:
                 sign = skip_validator and fact.foreign and index > current
                 kind = (_CONTENT, sign)
                 derive = functools.partial(
                     _model_content,
-                    fact.message,
+                    scoped,
                     index,
                     replay_thoughts=self._replay_thoughts,
                     sign_first_call=sign,
@@ -360,20 +361,19 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         def readable(message: Message) -> bool:
             return signatures_carry_over(message.model, model)
 
+        given = messages[index]
         (message,) = for_scope(
-            (messages[index],),
-            self.scope,
-            foreign_reasoning=self.foreign_reasoning,
-            readable=readable,
+            (given,), self.scope, foreign_reasoning=self.foreign_reasoning, readable=readable
         )
+        scoped = message if message is not given else None  # never the key itself: kept weakly
         if message.role == "user":
             return _Facts(
-                message,
+                scoped,
                 results=tuple(p.call_id for p in message.parts if isinstance(p, ToolResult)),
                 prompt=any(isinstance(p, TextPart) for p in message.parts),
             )
         return _Facts(
-            message,
+            scoped,
             generated=tuple(
                 p.id for p in message.parts if isinstance(p, ToolCall) and _is_generated(p)
             ),
@@ -903,9 +903,12 @@ _WIRE = "gemini-wire"
 
 @dataclass(frozen=True, slots=True)
 class _Facts:
-    """What `GeminiModel._contents` reads of one message beside its content (`_facts`)."""
+    """What `GeminiModel._contents` reads of one message beside its content (`_facts`): the
+    message as the replay policy leaves it (None: as it is; never the message itself, which
+    is kept weakly), the ids of its generated calls and of the calls its results answer,
+    whether it came from elsewhere, whether it holds a prompt."""
 
-    message: Message
+    scoped: Message | None
     generated: tuple[str, ...] = ()
     results: tuple[str, ...] = ()
     foreign: bool = False

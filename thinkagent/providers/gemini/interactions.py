@@ -339,7 +339,8 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
             fact = facts[index]
             dummy = skip_validator and fact.foreign and index > current
             kind = (_WIRE if wire else _STEPS, dummy)
-            steps += get(messages[index], kind, self._message_steps, fact, index, dummy, wire)
+            message = fact.scoped or messages[index]
+            steps += get(messages[index], kind, self._message_steps, message, index, dummy, wire)
         if start == 0 and (not steps or steps[0]["type"] not in _USER_STEPS):
             opening = {"type": "user_input", "content": [{"type": "text", "text": ""}]}
             steps.insert(0, self._marshal([opening])[0] if wire else opening)
@@ -350,22 +351,24 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         policy leaves it, whether it came from elsewhere, whether it holds a prompt (a user
         turn's text: the model turns after the last one form the current turn)."""
         model = self.model_name
+        given = messages[index]
         (message,) = for_scope(
-            (messages[index],),
+            (given,),
             self.scope,
             foreign_reasoning=self.foreign_reasoning,
             readable=lambda m: signatures_carry_over(m.model, model),
         )
+        scoped = message if message is not given else None  # never the key itself: kept weakly
         if message.role == "user":
-            return _Facts(message, prompt=any(isinstance(p, TextPart) for p in message.parts))
+            return _Facts(scoped, prompt=any(isinstance(p, TextPart) for p in message.parts))
         foreign = message.scope != self.scope or not signatures_carry_over(message.model, model)
-        return _Facts(message, foreign=foreign)
+        return _Facts(scoped, foreign=foreign)
 
     def _message_steps(
-        self, fact: _Facts, index: int, dummy_thought: bool, wire: bool
+        self, message: Message, index: int, dummy_thought: bool, wire: bool
     ) -> list[dict[str, Any]]:
-        """One message's steps (`_user_steps`, `_model_steps`), or their wire form."""
-        message = fact.message
+        """One message's steps (as the replay policy leaves it: `_user_steps`,
+        `_model_steps`), or their wire form."""
         if message.role == "user":
             steps = self._user_steps(message, index)
         else:
@@ -920,9 +923,11 @@ _WIRE = "interactions-wire"
 
 @dataclass(frozen=True, slots=True)
 class _Facts:
-    """What `GeminiInteractionsModel._steps` reads of one message beside its steps."""
+    """What `GeminiInteractionsModel._steps` reads of one message beside its steps: the message
+    as the replay policy leaves it (None: as it is; never the message itself, which is kept
+    weakly), whether it came from elsewhere, whether it holds a prompt."""
 
-    message: Message
+    scoped: Message | None
     foreign: bool = False
     prompt: bool = False
 

@@ -291,8 +291,9 @@ class OpenAIChatModel(OpenAIAdapter):
             if turn.user is not None:
                 out += turn.user
                 continue
+            message = turn.scoped or messages[i]
             wire, placeholder = get(
-                messages[i], (_WIRE, i in replay), self._wire, turn, i in replay
+                messages[i], (_WIRE, i in replay), self._wire, message, turn.own, i in replay
             )
             if wire is None:
                 continue
@@ -316,29 +317,33 @@ class OpenAIChatModel(OpenAIAdapter):
         """What `messages[index]` is on the wire, whatever comes before or after it: the message
         as the replay policy leaves it (its media checked first), a user message's items, and
         what the dialect's replay rule reads of it."""
-        message = messages[index]
+        given = messages[index]
         self._profile.media.check(messages, start=index, stop=index + 1)
         (message,) = for_scope(
-            (message,),
+            (given,),
             self.scope,
             foreign_reasoning=self.foreign_reasoning,
             readable=self._readable,
         )
+        scoped = message if message is not given else None  # never the key itself: kept weakly
         if message.role == "user":
             items = user_items(message, _tool_message, self._user_content)
             starts = any(isinstance(p, TextPart) and p.text for p in message.parts)
-            return _Turn(message, items, starts=starts)
+            return _Turn(scoped, items, starts=starts)
         own = message.scope == self.scope and (self._readable is None or self._readable(message))
         thinks = message.scope == self.scope and any(
             isinstance(p, ThinkingBlock) for p in message.parts
         )
-        return _Turn(message, own=own, thinks=thinks, calls=bool(message.tool_calls))
+        return _Turn(scoped, own=own, thinks=thinks, calls=bool(message.tool_calls))
 
-    def _wire(self, turn: _Turn, with_reasoning: bool) -> tuple[dict[str, Any] | None, bool]:
-        """An assistant message on the wire (None: nothing to send), and whether it went with
-        the placeholder of reasoning this scope's message no longer has."""
+    def _wire(
+        self, message: Message, own: bool, with_reasoning: bool
+    ) -> tuple[dict[str, Any] | None, bool]:
+        """An assistant message (as the replay policy leaves it) on the wire (None: nothing to
+        send), and whether it went with the placeholder of reasoning this scope's message no
+        longer has."""
         dialect = self._dialect
-        wire = _assistant(turn.message, with_reasoning, turn.own, dialect)
+        wire = _assistant(message, with_reasoning, own, dialect)
         if wire is None:
             return None, False
         field = dialect.reasoning_field
@@ -347,10 +352,10 @@ class OpenAIChatModel(OpenAIAdapter):
             field is not None
             and "tool_calls" in wire
             and field not in wire
-            and (missing == "always_empty" or (missing == "empty" and not turn.own))
+            and (missing == "always_empty" or (missing == "empty" and not own))
         ):
             wire[field] = ""  # the documented placeholder
-            return wire, turn.own
+            return wire, own
         return wire, False
 
     def _user_content(self, part: TextPart | Image | Document) -> dict[str, Any]:
@@ -881,12 +886,13 @@ _WIRE = "wire"
 
 @dataclass(frozen=True, slots=True)
 class _Turn:
-    """One message as `_messages` reads it: as the replay policy leaves it; a user message's
-    items, and whether it starts a turn (it has text: on the wire, a `user` message; one with
-    only tool results continues the turn); an assistant message's: whether it is this scope's
-    (and readable here), whether it is this scope's with thinking, whether it calls tools."""
+    """One message as `_messages` reads it: as the replay policy leaves it (None: as it is;
+    never the message itself, which is kept weakly); a user message's items, and whether it
+    starts a turn (it has text: on the wire, a `user` message; one with only tool results
+    continues the turn); an assistant message's: whether it is this scope's (and readable
+    here), whether it is this scope's with thinking, whether it calls tools."""
 
-    message: Message
+    scoped: Message | None
     user: list[dict[str, Any]] | None = None
     starts: bool = False
     own: bool = False

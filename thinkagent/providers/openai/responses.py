@@ -421,15 +421,15 @@ class OpenAIResponsesModel(OpenAIAdapter):
             one = sent[i]
             items, missing = one.items, one.missing
             if i == start and one.compaction:  # the window starts inside the message
-                items, missing = _native_items(
-                    one.message.parts[one.compaction :], store=self._store
-                )
+                parts = (one.scoped or messages[i]).parts[one.compaction :]
+                items, missing = _native_items(parts, store=self._store)
             out += items
             removed += [(i, item_id) for item_id in missing]
         warnings = [
             w for w in (_foreign_warning(reasoning, compaction, self.scope),) if w is not None
         ]
-        if removed and self._context([one.message for one in sent]) == "all_turns":
+        scoped = [one.scoped or message for one, message in zip(sent, messages, strict=True)]
+        if removed and self._context(scoped) == "all_turns":
             where = ", ".join(f"{item_id!r} (messages[{i}])" for i, item_id in removed)
             warnings.append(
                 WarningEvent(
@@ -445,16 +445,17 @@ class OpenAIResponsesModel(OpenAIAdapter):
     def _sent(self, messages: Sequence[Message], index: int) -> _Sent:
         """What `messages[index]` sends, whatever comes before or after it: its items (its
         media checked first), as the replay policy leaves it (`for_scope`)."""
-        message = messages[index]
+        given = messages[index]
         _PROFILE.media.check(messages, start=index, stop=index + 1)
-        foreign = _foreign_items_dropped(message, self.scope)
-        (message,) = for_scope((message,), self.scope, foreign_reasoning=self.foreign_reasoning)
+        foreign = _foreign_items_dropped(given, self.scope)
+        (message,) = for_scope((given,), self.scope, foreign_reasoning=self.foreign_reasoning)
+        scoped = message if message is not given else None  # never the key itself: kept weakly
         if message.role == "user":
-            return _Sent(message, user_items(message, _call_output, _input_content))
+            return _Sent(scoped, user_items(message, _call_output, _input_content))
         if message.scope != self.scope:
-            return _Sent(message, _foreign_items(message.parts), foreign=foreign)
+            return _Sent(scoped, _foreign_items(message.parts), foreign=foreign)
         items, missing = _native_items(message.parts, store=self._store)
-        return _Sent(message, items, missing, _compaction_start(message))
+        return _Sent(scoped, items, missing, _compaction_start(message))
 
     def _context(self, messages: Sequence[Message]) -> str:
         """The `reasoning.context` of a conversation: the one asked for, else the one the
@@ -937,12 +938,13 @@ _SENT = "sent"
 
 @dataclass(frozen=True, slots=True)
 class _Sent:
-    """What one message sends: the message as the replay policy leaves it, its input items;
-    for this scope's, the ids of the reasoning items its parts followed that are no longer
-    among them and, when it holds a compaction item, the part where what is sent starts; for
-    another scope's, how many reasoning and compaction items were left out."""
+    """What one message sends: the message as the replay policy leaves it (None: as it is;
+    never the message itself, which is kept weakly), its input items; for this scope's, the
+    ids of the reasoning items its parts followed that are no longer among them and, when it
+    holds a compaction item, the part where what is sent starts; for another scope's, how
+    many reasoning and compaction items were left out."""
 
-    message: Message
+    scoped: Message | None
     items: list[dict[str, Any]]
     missing: list[str] = field(default_factory=list[str])
     compaction: int | None = None
