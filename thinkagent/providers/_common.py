@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Callable, Container, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -34,6 +34,7 @@ __all__ = [
     "connection_error",
     "copy_settings",
     "detached",
+    "encoded_post",
     "endpoint_host",
     "interrupted",
     "json_array",
@@ -43,6 +44,7 @@ __all__ = [
     "retryable_status",
     "tool_choice_name",
     "unreadable",
+    "untransformed",
 ]
 
 ClientT = TypeVar("ClientT")
@@ -379,3 +381,49 @@ def detached(value: T) -> T:
     if isinstance(value, list):
         return cast("T", [detached(v) for v in cast("list[Any]", value)])
     return value
+
+
+def untransformed(params: dict[str, Any], field: str) -> dict[str, Any]:
+    """`params` for an SDK method that transforms its parameters (the `openai` SDK's `create`),
+    with `field` (the conversation, a long list of plain JSON data) handed over as it is: an
+    empty list in its place, which the transform walks at no cost, and the list itself in
+    `extra_body`, which the SDK merges into the body after the transform, under the same key,
+    so the body keeps its keys' order and its bytes (ADR 180). The caller's own `extra_body`
+    keeps the last word, as it would have."""
+    extra = params.get("extra_body")
+    value = params[field]
+    return {**params, field: [], "extra_body": {field: value, **extra} if extra else {field: value}}
+
+
+def encoded_post(
+    post: Callable[..., Awaitable[Any]],
+    field: str,
+    value: object,
+    text: str,
+    omitted: tuple[type, ...],
+) -> Callable[..., Awaitable[Any]]:
+    """A `post` for an SDK resource (in place of its client's, which its methods call with the
+    body they built) that sends that body as JSON text: the body with the call's extra body
+    merged in and its `omitted` values left out, as the SDK merges and encodes it (`COMPACT`),
+    but with `field`, when it holds `value`, written as `text` (the conversation's JSON, put
+    together from pieces encoded once) instead of encoded again (ADR 180). Should the SDK's
+    method not call it, the SDK sends the same body itself."""
+
+    async def send(
+        path: str,
+        *,
+        body: Mapping[str, Any] | None = None,
+        options: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        rest = dict(options or {})
+        extra = cast("Mapping[str, Any] | None", rest.pop("extra_json", None))
+        merged: dict[str, Any] = {**(body or {}), **(extra or {})}
+        members = [
+            (key, text if key == field and item is value else COMPACT.encode(item))
+            for key, item in merged.items()
+            if not isinstance(item, omitted)
+        ]
+        return await post(path, content=json_object(members).encode(), options=rest, **kwargs)
+
+    return send

@@ -21,9 +21,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import functools
-import importlib
-import inspect
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import MappingProxyType
@@ -58,9 +55,10 @@ from .._common import (
     arguments_object,
     connection_error,
     copy_settings,
+    encoded_post,
     endpoint_host,
     interrupted,
-    json_object,
+    json_array,
     request_options,
     retryable_status,
     unreadable,
@@ -116,7 +114,6 @@ documents, as bytes or by URL, also in tool results, within its 32 MB request li
 
 _MAX_IMAGE_BYTES = 5 * 1024 * 1024
 
-_constants = importlib.import_module("anthropic._constants")
 
 _PLATFORMS: Mapping[str, str] = {
     "AsyncAnthropicBedrock": "bedrock",
@@ -391,72 +388,52 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             raise unreadable(exc, scope=self.scope) from exc
 
     async def _send(self, params: dict[str, Any], prepared: Prepared, *, stream: bool) -> object:
-        """Send a request through the client: its body as the JSON text `messages.create` would
-        send, put together from each part's JSON encoded once (`_messages_json`), with the
-        client's `post` and `messages.create`'s own response types, path, headers and timeout
-        (ADR 180); by `messages.create` itself when the client needs the parsed body (a
-        platform's client, which rewrites it; the SDK's own tracing or middleware) or when a
-        parameter is not one of its own."""
-        client = self.client
-        order = _create_order()
-        if (
-            not order
-            or not _posts_json(client)
-            or any(key not in order and key not in _OPTIONS for key in params)
-        ):
-            params["messages"] = _messages(prepared)
-            if stream:
-                return await client.messages.create(**params, stream=True)
-            return cast("wire.Message", await client.messages.create(**params))
-        # Every parameter has its place in `create`'s body, given or not (one not given is
-        # left out after the extra body is merged in, which may give it).
-        members: dict[str, str | None] = dict.fromkeys(order)
-        for key in params.keys() & members.keys():
-            members[key] = (
-                self._messages_json(prepared) if key == "messages" else COMPACT.encode(params[key])
-            )
+        """Send a request by `messages.create`, its messages sent as JSON text put together from
+        each part's JSON encoded once (`_messages_json`, `encoded_post`) where the client sends
+        a body as it is given (`_posts_json`); by the plain typed call elsewhere (ADR 180)."""
+        client = cast("object", self.client)  # the SDK's client, or one that looks like it
+        messages, text = self._messages_json(prepared)
+        params["messages"] = messages
+        if isinstance(client, anthropic.AsyncAnthropic) and _posts_json(client):
+            sdk: Any = AsyncMessages(client)
+            sdk._post = encoded_post(sdk._post, "messages", messages, text, _OMITTED)
+            create = cast("AsyncMessages", sdk).create
+        else:
+            create = self.client.messages.create
         if stream:
-            members["stream"] = "true"
-        for key, value in params.get("extra_body", {}).items():
-            members[key] = COMPACT.encode(value)
-        options: anthropic.RequestOptions = {}
-        if "extra_headers" in params:
-            options["headers"] = params["extra_headers"]
-        if "timeout" in params:
-            options["timeout"] = params["timeout"]
-        elif not stream and client.timeout == anthropic.DEFAULT_TIMEOUT:
-            options["timeout"] = _nonstreaming_timeout(
-                client, params["max_tokens"], self.model_name
-            )
-        return await client.post(
-            "/v1/messages",
-            cast_to=wire.Message,
-            content=json_object((k, v) for k, v in members.items() if v is not None).encode(),
-            options=options,
-            stream=stream,
-            stream_cls=anthropic.AsyncStream[wire.RawMessageStreamEvent],
-        )
+            return await create(**params, stream=True)
+        return cast("wire.Message", await create(**params))
 
-    def _messages_json(self, prepared: Prepared) -> str:
-        """The JSON text of `messages` (`_messages`), from each part's JSON encoded once (a
-        part carrying a cache breakpoint is encoded with it, each time)."""
+    def _messages_json(self, prepared: Prepared) -> tuple[list[dict[str, Any]], str]:
+        """`messages` (`_messages`: each part's block shared, derived once; a block with a cache
+        breakpoint copied with it, each time), and its JSON text, from each part's JSON
+        encoded once."""
         get = self._per_message.get
         cache = prepared.cache
         marks = set(cache.marks) if cache is not None else ()
         marker = _marker(cache) if cache is not None else None
-        turns: list[str] = []
+        messages: list[dict[str, Any]] = []
+        texts: list[str] = []
         for k, (role, parts) in enumerate(prepared.turns):
             if role == "system":
-                turns.append(COMPACT.encode(_system_message(parts)))
+                message = _system_message(parts)
+                messages.append(message)
+                texts.append(COMPACT.encode(message))
                 continue
-            blocks = [
-                COMPACT.encode({**_block(part), "cache_control": marker})
-                if (k, j) in marks
-                else get(part, _BLOCK_JSON, _block_json, part)
-                for j, part in enumerate(parts)
-            ]
-            turns.append(f'{{"role":"{role}","content":[{",".join(blocks)}]}}')
-        return "[" + ",".join(turns) + "]"
+            blocks: list[dict[str, Any]] = []
+            encoded: list[str] = []
+            for j, part in enumerate(parts):
+                if (k, j) in marks:
+                    block = {**_block(part), "cache_control": marker}
+                    blocks.append(block)
+                    encoded.append(COMPACT.encode(block))
+                else:
+                    block, json_text = get(part, _BLOCK_JSON, _block_json, part)
+                    blocks.append(block)
+                    encoded.append(json_text)
+            messages.append({"role": role, "content": blocks})
+            texts.append(f'{{"role":"{role}","content":[{",".join(encoded)}]}}')
+        return messages, json_array(texts)
 
     def parse_response(self, message: wire.Message) -> ModelResponse:
         """The shared form of an SDK `Message`: blocks in order, usage, finish reason, and a
@@ -676,35 +653,20 @@ def _messages(prepared: Prepared) -> list[dict[str, Any]]:
 
 _BLOCK_JSON = "anthropic-block-json"
 
-_OPTIONS = frozenset({"extra_headers", "extra_body", "timeout"})
-"""The keyword arguments of `messages.create` that are options of the call, not the body."""
-
-_HEADER_PARAMETERS = frozenset({"user_profile_id", "workspace_id"})
-"""Parameters of `messages.create` it sends as headers (thinkagent sends neither)."""
+_OMITTED = (anthropic.Omit, anthropic.NotGiven)
 
 
-def _block_json(part: Part) -> str:
-    return COMPACT.encode(_block(part))
-
-
-@functools.cache
-def _create_order() -> tuple[str, ...]:
-    """The body parameters of `messages.create`, in the order it writes them into the body
-    (its signature's: required ones first, then the others, each group by name); empty when
-    the SDK's `create` cannot be read."""
-    try:
-        parameters = inspect.signature(AsyncMessages.create).parameters
-    except (TypeError, ValueError):  # pragma: no cover - an SDK whose create has no signature
-        return ()
-    skipped = {"self", "extra_query", *_OPTIONS, *_HEADER_PARAMETERS}
-    return tuple(name for name in parameters if name not in skipped)
+def _block_json(part: Part) -> tuple[dict[str, Any], str]:
+    """A part's block and its JSON."""
+    block = _block(part)
+    return block, COMPACT.encode(block)
 
 
 def _posts_json(client: anthropic.AsyncAnthropic) -> bool:
     """Whether `client` sends a body it is given as JSON text as it is: a client of the Claude
     API or of any endpoint speaking its format (a platform's client rewrites the parsed body
     for its own routing), without middleware, and whose own OpenTelemetry span would not be
-    recorded or propagated (a span reads the parsed body; only a method of the SDK makes one)."""
+    recorded or propagated (a span reads the parsed body)."""
     if anthropic_scope(client) in _PLATFORM_SCOPES or getattr(client, "_middleware", ()):
         return False
     if getattr(client, "_tracer", None) is None:
@@ -719,15 +681,6 @@ def _posts_json(client: anthropic.AsyncAnthropic) -> bool:
 
 
 _PLATFORM_SCOPES = frozenset(_PLATFORMS.values())
-
-
-def _nonstreaming_timeout(client: anthropic.AsyncAnthropic, max_tokens: int, model: str) -> Any:
-    """The timeout `messages.create` gives a request that is not streamed (on a client with the
-    default timeout): ten minutes, or `ValueError` ("Streaming is required...") for one whose
-    `max_tokens` may take longer, as the SDK decides it."""
-    limits: Mapping[str, int] = getattr(_constants, "MODEL_NONSTREAMING_TOKENS", {})
-    calculate = getattr(client, "_calculate_nonstreaming_timeout")  # noqa: B009 (not public)
-    return calculate(max_tokens, limits.get(model))
 
 
 def _marker(cache: PromptCache) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import base64
 import json
 import mimetypes
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal, cast, get_args
@@ -30,10 +30,12 @@ from .._common import (
     AdapterBase,
     connection_error,
     copy_settings,
+    encoded_post,
     interrupted,
     retryable_status,
     tool_choice_name,
     unreadable,
+    untransformed,
 )
 from ..base import ModelSettings, ToolDefinition
 
@@ -53,9 +55,9 @@ __all__ = [
     "file_name",
     "provider_error",
     "redact",
+    "send_json",
     "set_tool_choice",
     "strict_schema",
-    "untransformed",
     "user_items",
 ]
 
@@ -275,18 +277,34 @@ SDK_ERRORS = (openai.OpenAIError, json.JSONDecodeError)
 """What a `create` call raises: the service's errors, and a 200 body that is not JSON."""
 
 
-def untransformed(params: dict[str, Any], field: str) -> dict[str, Any]:
-    """`params` for the SDK's `create` with `field` (the conversation, a long list of plain JSON
-    data) handed over as it is: an empty list in its place, which the SDK's request transform
-    walks at no cost, and the list itself in `extra_body`, which the SDK merges into the body
-    after that transform, under the same key, so the body keeps its keys' order and its bytes
-    (ADR 180). The caller's own `extra_body` keeps the last word, as it would have."""
-    extra = params.get("extra_body")
-    return {
-        **params,
-        field: [],
-        "extra_body": {field: params[field], **extra} if extra else {field: params[field]},
-    }
+_OMITTED = (openai.Omit, openai.NotGiven)
+
+
+def send_json(
+    client: object,
+    resource: Callable[[Any], Any],
+    typed: Callable[..., Awaitable[Any]],
+    params: dict[str, Any],
+    field: str,
+    text: str,
+    **stream: bool,
+) -> Awaitable[Any]:
+    """`create(**params)` on `client`, with `field`, the conversation, handed to the SDK as JSON
+    data it does not transform (`untransformed`) and, where the client sends a body as it is
+    given, sent as `text`, its JSON put together from items encoded once (`encoded_post`, on a
+    fresh `resource` of the client: `AsyncCompletions` or `AsyncResponses`) (ADR 180). Not
+    sent as text: an Azure client's body (its deployments are routed by the parsed body) and
+    one a provider runtime rewrites. A client that is not the SDK's gets `params` through
+    `typed`, its own `create`."""
+    if not isinstance(client, openai.AsyncOpenAI):
+        return typed(**params, **stream)
+    params = untransformed(params, field)
+    if isinstance(client, openai.AsyncAzureOpenAI) or getattr(client, "_provider_runtime", None):
+        return typed(**params, **stream)
+    sdk = resource(client)
+    value = params["extra_body"][field]
+    sdk._post = encoded_post(sdk._post, field, value, text, _OMITTED)
+    return cast("Awaitable[Any]", sdk.create(**params, **stream))
 
 
 def client_from_environment(

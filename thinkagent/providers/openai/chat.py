@@ -24,10 +24,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import openai
+from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 from openai.types.completion_usage import CompletionUsage
@@ -50,11 +51,13 @@ from ...messages import (
 )
 from ...stream import StreamBuilder, TextDelta, ThinkingDelta, ToolCallDelta, WarningEvent
 from .._common import (
+    COMPACT,
     UNREADABLE,
     arguments_json,
     check_prompt_cache,
     copy_settings,
     detached,
+    json_array,
     merge_settings,
     request_options,
     unreadable,
@@ -87,9 +90,9 @@ from ._wire import (
     client_from_environment,
     data_url,
     file_name,
+    send_json,
     set_tool_choice,
     strict_schema,
-    untransformed,
     user_items,
 )
 from .dialects import ChatDialect, ReplayRule, resolve_dialect
@@ -219,14 +222,24 @@ class OpenAIChatModel(OpenAIAdapter):
         Raises `ConfigurationError` for a `tool_choice` naming no tool on offer and for media
         the endpoint does not take.
         """
-        return self._prepare(request)[0]
+        return detached(self._prepare(request)[0])
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         """The request's keyword arguments and the warnings for what had to be adjusted."""
+        params, warnings, _ = self._prepared(request)
+        return params, warnings
+
+    def _prepared(
+        self, request: ModelRequest
+    ) -> tuple[dict[str, Any], tuple[WarningEvent, ...], str]:
+        """The request's keyword arguments (the messages shared: never to be changed), the
+        warnings for what had to be adjusted, and the JSON text of the messages."""
         settings = merge_settings(self.settings, request.settings)
-        messages, replay_warnings = self._messages(request.messages)
+        messages, replay_warnings, texts = self._messages(request.messages)
         if request.instructions:
-            messages.insert(0, {"role": self._instructions_role, "content": request.instructions})
+            instructions = {"role": self._instructions_role, "content": request.instructions}
+            messages.insert(0, instructions)
+            texts.insert(0, COMPACT.encode(instructions))
         params: dict[str, Any] = {"model": self.model_name, "messages": messages}
         if request.tools:
             params["tools"] = [_tool(t.name, t.description, t.parameters) for t in request.tools]
@@ -259,7 +272,7 @@ class OpenAIChatModel(OpenAIAdapter):
         )
         body = {**thinking.body, **self._extra_body}
         request_options(params, settings, body, self._extra_headers)
-        return params, (*thinking.warnings, *replay_warnings)
+        return params, (*thinking.warnings, *replay_warnings), json_array(texts)
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The `messages` parameter for a history (without the instructions).
@@ -278,21 +291,24 @@ class OpenAIChatModel(OpenAIAdapter):
 
     def _messages(
         self, messages: Sequence[Message]
-    ) -> tuple[list[dict[str, Any]], list[WarningEvent]]:
-        """The `messages` parameter, and the warnings for what was sent in place of reasoning
-        this scope's own messages no longer have (`missing_reasoning="always_empty"`). What
-        each message sends is derived once (`_turn`, `_wire`); it is shared, never changed."""
+    ) -> tuple[list[dict[str, Any]], list[WarningEvent], list[str]]:
+        """The `messages` parameter, the warnings for what was sent in place of reasoning this
+        scope's own messages no longer have (`missing_reasoning="always_empty"`), and each
+        message's JSON. What each message sends is derived once (`_turn`, `_wire`); it is
+        shared, never changed."""
         get = self._per_message.get
         turns = [get(m, _TURN, self._turn, messages, i) for i, m in enumerate(messages)]
         replay = _replayed(turns, self._dialect.replay)
         out: list[dict[str, Any]] = []
+        texts: list[str] = []
         placeholders: list[int] = []
         for i, turn in enumerate(turns):
             if turn.user is not None:
                 out += turn.user
+                texts += turn.texts
                 continue
             message = turn.scoped or messages[i]
-            wire, placeholder = get(
+            wire, placeholder, text = get(
                 messages[i], (_WIRE, i in replay), self._wire, message, turn.own, i in replay
             )
             if wire is None:
@@ -300,6 +316,7 @@ class OpenAIChatModel(OpenAIAdapter):
             if placeholder:
                 placeholders.append(i)
             out.append(wire)
+            texts.append(text)
         warnings: list[WarningEvent] = []
         if placeholders:
             warnings.append(
@@ -311,7 +328,7 @@ class OpenAIChatModel(OpenAIAdapter):
                     self.scope,
                 )
             )
-        return out, warnings
+        return out, warnings, texts
 
     def _turn(self, messages: Sequence[Message], index: int) -> _Turn:
         """What `messages[index]` is on the wire, whatever comes before or after it: the message
@@ -329,7 +346,7 @@ class OpenAIChatModel(OpenAIAdapter):
         if message.role == "user":
             items = user_items(message, _tool_message, self._user_content)
             starts = any(isinstance(p, TextPart) and p.text for p in message.parts)
-            return _Turn(scoped, items, starts=starts)
+            return _Turn(scoped, items, [COMPACT.encode(i) for i in items], starts=starts)
         own = message.scope == self.scope and (self._readable is None or self._readable(message))
         thinks = message.scope == self.scope and any(
             isinstance(p, ThinkingBlock) for p in message.parts
@@ -338,14 +355,14 @@ class OpenAIChatModel(OpenAIAdapter):
 
     def _wire(
         self, message: Message, own: bool, with_reasoning: bool
-    ) -> tuple[dict[str, Any] | None, bool]:
+    ) -> tuple[dict[str, Any] | None, bool, str]:
         """An assistant message (as the replay policy leaves it) on the wire (None: nothing to
-        send), and whether it went with the placeholder of reasoning this scope's message no
-        longer has."""
+        send), whether it went with the placeholder of reasoning this scope's message no
+        longer has, and its JSON."""
         dialect = self._dialect
         wire = _assistant(message, with_reasoning, own, dialect)
         if wire is None:
-            return None, False
+            return None, False, ""
         field = dialect.reasoning_field
         missing = dialect.missing_reasoning
         if (
@@ -355,8 +372,8 @@ class OpenAIChatModel(OpenAIAdapter):
             and (missing == "always_empty" or (missing == "empty" and not own))
         ):
             wire[field] = ""  # the documented placeholder
-            return wire, own
-        return wire, False
+            return wire, own, COMPACT.encode(wire)
+        return wire, False, COMPACT.encode(wire)
 
     def _user_content(self, part: TextPart | Image | Document) -> dict[str, Any]:
         if isinstance(part, TextPart):
@@ -371,11 +388,18 @@ class OpenAIChatModel(OpenAIAdapter):
         return {"type": "file", "file": {"filename": file_name(part), "file_data": data_url(part)}}
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params, warnings = self._prepare(request)
+        params, warnings, text = self._prepared(request)
         try:
             completion = cast(
                 "ChatCompletion",
-                await self.client.chat.completions.create(**untransformed(params, "messages")),
+                await send_json(
+                    self.client,
+                    AsyncCompletions,
+                    self.client.chat.completions.create,
+                    params,
+                    "messages",
+                    text,
+                ),
             )
         except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
@@ -461,14 +485,20 @@ class OpenAIChatModel(OpenAIAdapter):
         non-streamed one. Raises `StreamInterrupted` (with the partial message) when the
         stream ends without a finish reason, and `ProviderError` for an error inside it.
         """
-        params, warnings = self._prepare(request)
+        params, warnings, text = self._prepared(request)
         for warning in warnings:
             yield warning
         if self._dialect.stream_usage:
             params["stream_options"] = {"include_usage": True}
         try:
-            chunks = await self.client.chat.completions.create(
-                **untransformed(params, "messages"), stream=True
+            chunks = await send_json(
+                self.client,
+                AsyncCompletions,
+                self.client.chat.completions.create,
+                params,
+                "messages",
+                text,
+                stream=True,
             )
         except openai.OpenAIError as exc:
             raise self.map_error(exc) from exc
@@ -889,11 +919,12 @@ class _Turn:
     """One message as `_messages` reads it: as the replay policy leaves it (None: as it is;
     never the message itself, which is kept weakly); a user message's items, and whether it
     starts a turn (it has text: on the wire, a `user` message; one with only tool results
-    continues the turn); an assistant message's: whether it is this scope's (and readable
-    here), whether it is this scope's with thinking, whether it calls tools."""
+    continues the turn) and their JSON; an assistant message's: whether it is this scope's (and
+    readable here), whether it is this scope's with thinking, whether it calls tools."""
 
     scoped: Message | None
     user: list[dict[str, Any]] | None = None
+    texts: list[str] = field(default_factory=list[str])
     starts: bool = False
     own: bool = False
     thinks: bool = False
@@ -912,12 +943,14 @@ def _replayed(turns: Sequence[_Turn], rule: ReplayRule) -> set[int]:
         last = starts[-1] if starts else -1
         return {i for i in own if i > last}
     chosen: set[int] = set()
-    bounds = [*starts, len(turns)]
-    begin = -1
-    for end in bounds:
+    begin, first = -1, 0  # the turn's bounds; its first message of `own` (which is sorted)
+    for end in (*starts, len(turns)):
+        last = first
+        while last < len(own) and own[last] < end:
+            last += 1
         if any(turns[i].calls for i in range(begin + 1, end)):
-            chosen.update(i for i in own if begin < i < end)
-        begin = end
+            chosen.update(own[first:last])
+        begin, first = end, last
     return chosen
 
 

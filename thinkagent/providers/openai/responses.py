@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import openai
+from openai.resources.responses import AsyncResponses
 from openai.types.responses import (
     Response,
     ResponseContentPartAddedEvent,
@@ -72,12 +73,14 @@ from ...messages import (
 )
 from ...stream import StreamBuilder, ThinkingDelta, ToolCallDelta, WarningEvent
 from .._common import (
+    COMPACT,
     UNREADABLE,
     arguments_json,
     check_prompt_cache,
     copy_settings,
     detached,
     endpoint_host,
+    json_array,
     merge_settings,
     request_options,
     unreadable,
@@ -101,9 +104,9 @@ from ._wire import (
     data_url,
     file_name,
     redact,
+    send_json,
     set_tool_choice,
     strict_schema,
-    untransformed,
     user_items,
 )
 
@@ -301,12 +304,20 @@ class OpenAIResponsesModel(OpenAIAdapter):
         Raises `ConfigurationError` for a `tool_choice` naming no tool on offer, for
         `stop_sequences` (the Responses API has none) and for media it does not take.
         """
-        return self._prepare(request)[0]
+        return detached(self._prepare(request)[0])
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         """The request's keyword arguments and the warnings for what had to be adjusted."""
+        params, warnings, _ = self._prepared(request)
+        return params, warnings
+
+    def _prepared(
+        self, request: ModelRequest
+    ) -> tuple[dict[str, Any], tuple[WarningEvent, ...], str]:
+        """The request's keyword arguments (the items shared: never to be changed), the
+        warnings for what had to be adjusted, and the JSON text of the items."""
         settings = merge_settings(self.settings, request.settings)
-        items, warnings = self._input(request.messages)
+        items, warnings, text = self._input(request.messages)
         params: dict[str, Any] = {
             "model": self.model_name,
             "input": items,
@@ -368,7 +379,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
             prompt_cache_key="prompt_cache_key",
         )
         request_options(params, settings, self._extra_body, self._extra_headers)
-        return params, tuple(warnings)
+        return params, tuple(warnings), text
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The `input` items for a history, with this scope's reasoning replayed.
@@ -398,12 +409,13 @@ class OpenAIResponsesModel(OpenAIAdapter):
 
     def _input(
         self, messages: Sequence[Message]
-    ) -> tuple[list[dict[str, Any]], list[WarningEvent]]:
+    ) -> tuple[list[dict[str, Any]], list[WarningEvent], str]:
         """The `input` items for a history, and the warnings for what was left out of them: other
         scopes' reasoning and compaction items, and, when the model sees every earlier turn's
         reasoning (`reasoning.context` `all_turns`), this scope's reasoning items that are no
-        longer in the history (a history processor removed them). Each message's items are
-        derived once (`_sent`); the items are shared, never to be changed."""
+        longer in the history (a history processor removed them); and the items' JSON text.
+        Each message's items and their JSON are derived once (`_sent`); the items are shared,
+        never to be changed."""
         get = self._per_message.get
         sent: list[_Sent] = []
         start = reasoning = compaction = 0
@@ -416,15 +428,19 @@ class OpenAIResponsesModel(OpenAIAdapter):
                 compaction += one.foreign[1]
             sent.append(one)
         out: list[dict[str, Any]] = []
+        texts: list[str] = []
         removed: list[tuple[int, str]] = []
         for i in range(start, len(sent)):
             one = sent[i]
-            items, missing = one.items, one.missing
+            items, missing, encoded = one.items, one.missing, one.texts
             if i == start and one.compaction:  # the window starts inside the message
                 parts = (one.scoped or messages[i]).parts[one.compaction :]
                 items, missing = _native_items(parts, store=self._store)
+                encoded = [COMPACT.encode(item) for item in items]
             out += items
-            removed += [(i, item_id) for item_id in missing]
+            texts += encoded
+            if missing:
+                removed += [(i, item_id) for item_id in missing]
         warnings = [
             w for w in (_foreign_warning(reasoning, compaction, self.scope),) if w is not None
         ]
@@ -440,7 +456,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
                     self.scope,
                 )
             )
-        return out, warnings
+        return out, warnings, json_array(texts)
 
     def _sent(self, messages: Sequence[Message], index: int) -> _Sent:
         """What `messages[index]` sends, whatever comes before or after it: its items (its
@@ -451,11 +467,11 @@ class OpenAIResponsesModel(OpenAIAdapter):
         (message,) = for_scope((given,), self.scope, foreign_reasoning=self.foreign_reasoning)
         scoped = message if message is not given else None  # never the key itself: kept weakly
         if message.role == "user":
-            return _Sent(scoped, user_items(message, _call_output, _input_content))
+            return _Sent.of(scoped, user_items(message, _call_output, _input_content))
         if message.scope != self.scope:
-            return _Sent(scoped, _foreign_items(message.parts), foreign=foreign)
+            return _Sent.of(scoped, _foreign_items(message.parts), foreign=foreign)
         items, missing = _native_items(message.parts, store=self._store)
-        return _Sent(scoped, items, missing, _compaction_start(message))
+        return _Sent.of(scoped, items, missing, _compaction_start(message))
 
     def _context(self, messages: Sequence[Message]) -> str:
         """The `reasoning.context` of a conversation: the one asked for, else the one the
@@ -471,10 +487,13 @@ class OpenAIResponsesModel(OpenAIAdapter):
         return default_context(self.model_name)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params, warnings = self._prepare(request)
+        params, warnings, text = self._prepared(request)
         try:
             response = cast(
-                "Response", await self.client.responses.create(**untransformed(params, "input"))
+                "Response",
+                await send_json(
+                    self.client, AsyncResponses, self.client.responses.create, params, "input", text
+                ),
             )
         except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
@@ -537,12 +556,18 @@ class OpenAIResponsesModel(OpenAIAdapter):
         what `output_item.done` carries folded in (and each part of the item ended there), so
         it equals the non-streamed one. Raises `ProviderError` for an `error` or
         `response.failed` event, `StreamInterrupted` (with the partial message) for a cut one."""
-        params, warnings = self._prepare(request)
+        params, warnings, text = self._prepared(request)
         for warning in warnings:
             yield warning
         try:
-            events = await self.client.responses.create(
-                **untransformed(params, "input"), stream=True
+            events = await send_json(
+                self.client,
+                AsyncResponses,
+                self.client.responses.create,
+                params,
+                "input",
+                text,
+                stream=True,
             )
         except openai.OpenAIError as exc:
             raise self.map_error(exc) from exc
@@ -942,13 +967,27 @@ class _Sent:
     never the message itself, which is kept weakly), its input items; for this scope's, the
     ids of the reasoning items its parts followed that are no longer among them and, when it
     holds a compaction item, the part where what is sent starts; for another scope's, how
-    many reasoning and compaction items were left out."""
+    many reasoning and compaction items were left out. `texts`: each item's JSON."""
 
     scoped: Message | None
     items: list[dict[str, Any]]
+    texts: list[str]
     missing: list[str] = field(default_factory=list[str])
     compaction: int | None = None
     foreign: tuple[int, int] | None = None
+
+    @classmethod
+    def of(
+        cls,
+        scoped: Message | None,
+        items: list[dict[str, Any]],
+        missing: list[str] | None = None,
+        compaction: int | None = None,
+        foreign: tuple[int, int] | None = None,
+    ) -> _Sent:
+        """What a message sends, its items' JSON encoded once here."""
+        texts = [COMPACT.encode(item) for item in items]
+        return cls(scoped, items, texts, missing or [], compaction, foreign)
 
 
 def _compaction_start(message: Message) -> int | None:
