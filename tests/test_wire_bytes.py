@@ -510,3 +510,50 @@ async def test_what_is_kept_per_message_goes_with_the_conversation(
     del history
     gc.collect()
     assert len(model._per_message) == 0  # pyright: ignore[reportPrivateUsage]
+
+
+def _refuse(*_: Any, **__: Any) -> Any:
+    raise AssertionError("the SDK encoded the conversation itself")
+
+
+@pytest.mark.parametrize("case_id", ["anthropic-budget", "responses", "chat-deepseek"])
+async def test_the_conversation_is_not_encoded_by_the_sdk(
+    emu: Emulator, case_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the SDK takes a body as JSON text, the conversation's JSON is put together from
+    pieces encoded once: the SDK's own encoder never runs (it would cost the body's JSON again
+    on every request)."""
+    import anthropic._base_client
+    import openai._base_client
+
+    case = next(c for c in CASES if c.id == case_id)
+    agent = Agent(case.make(emu, Recorder()), tools=[get_weather])
+    history = (await agent.run("What's the weather in Paris?")).messages
+    monkeypatch.setattr(anthropic._base_client, "openapi_dumps", _refuse)
+    monkeypatch.setattr(openai._base_client, "openapi_dumps", _refuse)
+    await _run(agent, "And in Rome?", history, stream=False)
+    await _run(agent, "And in Oslo?", history, stream=True)
+
+
+async def test_botocore_neither_validates_nor_serialises_the_conversation(
+    emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bedrock: botocore serialises a body with no messages, and the messages' JSON goes into it
+    (a `before-call` hook), so it neither validates nor serialises them on every request."""
+    from botocore.validate import ParamValidator
+
+    case = next(c for c in CASES if c.id == "bedrock-claude")
+    agent = Agent(case.make(emu, Recorder()), tools=[get_weather])
+    history = (await agent.run("What's the weather in Paris?")).messages
+    seen: list[int] = []
+    validate = ParamValidator.validate
+
+    def counting(self: Any, params: Any, shape: Any) -> Any:
+        if isinstance(params, dict) and "messages" in params:
+            seen.append(len(params["messages"]))
+        return validate(self, params, shape)
+
+    monkeypatch.setattr(ParamValidator, "validate", counting)
+    await _run(agent, "And in Rome?", history, stream=False)
+    await _run(agent, "And in Oslo?", history, stream=True)
+    assert seen and set(seen) == {0}
