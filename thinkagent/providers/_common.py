@@ -27,6 +27,7 @@ __all__ = [
     "AdapterBase",
     "ClientT",
     "PerMessage",
+    "SharedDict",
     "arguments_json",
     "arguments_object",
     "check_foreign_reasoning",
@@ -371,6 +372,17 @@ def json_object(
 def json_array(items: Iterable[str], separator: str = ",") -> str:
     """A JSON array from its items' JSON text, as `json.dumps` writes it with `separator`."""
     return "[" + separator.join(items) + "]"
+
+
+class SharedDict(dict[str, Any]):
+    """JSON data that is shared and never changed (what `PerMessage` keeps), handed to an SDK
+    that deep-copies its arguments: its deep copy is itself, so the copy costs nothing (its
+    JSON is the same)."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SharedDict:
+        return self
 
 
 def detached(value: T) -> T:

@@ -23,10 +23,9 @@ the bytes of the one before it, so the service's implicit cache serves that pref
 from __future__ import annotations
 
 import enum
-import functools
 import importlib
 import json
-from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, cast
@@ -56,6 +55,7 @@ from ...stream import StreamBuilder, WarningEvent
 from .._common import (
     UNREADABLE,
     AdapterBase,
+    SharedDict,
     arguments_object,
     connection_error,
     copy_settings,
@@ -306,8 +306,8 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
 
     def _contents(self, messages: Sequence[Message], *, wire: bool) -> list[Any]:
         """`build_messages`' contents (each a copy), or, with `wire`, the JSON data the SDK
-        makes of them. What each message sends is derived once (`_facts`, `_content`,
-        `_wire`) and shared."""
+        makes of them. What each message sends is derived once (`_facts`, `_sent`) and
+        shared."""
         get = self._per_message.get
         facts = [get(m, _FACTS, self._facts, messages, i) for i, m in enumerate(messages)]
         generated: set[str] = set()
@@ -319,37 +319,58 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
                 current = index
         skip_validator = self._missing_signature == "skip_validator"
         contents: list[Any] = []
+        last = None  # the role of the last content
         for index, fact in enumerate(facts):
-            message = messages[index]
-            scoped = fact.scoped or message
-            if scoped.role == "user":
+            if fact.results is not None:  # a user message
                 unsigned = tuple(c for c in fact.results if c in generated) if generated else ()
-                kind: Hashable = (_CONTENT, unsigned)
-                derive = functools.partial(self._user_content, scoped, index, generated)
+                variant: object = unsigned
             else:
-                sign = skip_validator and fact.foreign and index > current
-                kind = (_CONTENT, sign)
-                derive = functools.partial(
-                    _model_content,
-                    scoped,
-                    index,
-                    replay_thoughts=self._replay_thoughts,
-                    sign_first_call=sign,
-                )
-            sent = get(message, kind, _with_mergeable, derive)
+                variant = skip_validator and fact.foreign and index > current
+            kind = (_WIRE if wire else _CONTENT, variant)
+            sent = get(
+                messages[index], kind, self._sent, messages, index, fact, generated, variant, wire
+            )
             if sent is None:
                 continue
-            content, joins = sent
-            item = get(content, _WIRE, self._wire, content) if wire else content
-            if contents and joins and _role(item) == _role(contents[-1]):
+            item, role, joins = sent
+            if joins and role == last:
                 contents[-1] = _joined(contents[-1], item, wire=wire)
             else:
                 contents.append(item)
+                last = role
         if not contents or _role(contents[0]) != "user":
             contents.insert(0, self._wire(_OPENING) if wire else _OPENING)
         if wire:
             return contents
         return [c.model_copy(deep=True) for c in contents]
+
+    def _sent(
+        self,
+        messages: Sequence[Message],
+        index: int,
+        fact: _Facts,
+        generated: set[str],
+        variant: object,
+        wire: bool,
+    ) -> tuple[Any, str | None, bool] | None:
+        """What `messages[index]` sends (None: nothing): its content (with `wire`, as the SDK's
+        JSON data), its role, and whether it may join the content before it (`_mergeable`).
+        `variant` is what else it depends on: a user message's results that answer calls the
+        service gave no id (`generated`), whether a model message's first call gets the dummy
+        signature."""
+        scoped = fact.scoped or messages[index]
+        if scoped.role == "user":
+            content = self._user_content(scoped, index, generated)
+        else:
+            content = _model_content(
+                scoped,
+                index,
+                replay_thoughts=self._replay_thoughts,
+                sign_first_call=variant is True,
+            )
+        if content is None:
+            return None
+        return (self._wire(content) if wire else content), content.role, _mergeable(content)
 
     def _facts(self, messages: Sequence[Message], index: int) -> _Facts:
         """What `build_messages` reads of `messages[index]` beside its content: the message as
@@ -383,7 +404,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
     def _wire(self, content: types.Content) -> dict[str, Any]:
         """A content as the SDK puts it in the request body (`_CONVERT`)."""
         assert _CONVERT is not None
-        return _CONVERT(content, vertex=self.scope == "vertex")
+        return SharedDict(_CONVERT(content, vertex=self.scope == "vertex"))
 
     def _user_content(
         self, message: Message, index: int, generated: set[str]
@@ -910,18 +931,9 @@ class _Facts:
 
     scoped: Message | None
     generated: tuple[str, ...] = ()
-    results: tuple[str, ...] = ()
+    results: tuple[str, ...] | None = None  # a user message's (None: an assistant message)
     foreign: bool = False
     prompt: bool = False
-
-
-def _with_mergeable(
-    derive: Callable[[], types.Content | None],
-) -> tuple[types.Content, bool] | None:
-    """A message's content (None: nothing to send), and whether it may join the content
-    before it (`_mergeable`)."""
-    content = derive()
-    return None if content is None else (content, _mergeable(content))
 
 
 def _role(content: Any) -> str | None:
@@ -932,7 +944,7 @@ def _role(content: Any) -> str | None:
 def _joined(first: Any, second: Any, *, wire: bool) -> Any:
     """Two contents of one role as one, parts in order (typed, or as the SDK's JSON data)."""
     if wire:
-        return {**first, "parts": [*first.get("parts", ()), *second.get("parts", ())]}
+        return SharedDict(first, parts=[*first.get("parts", ()), *second.get("parts", ())])
     return types.Content(role=first.role, parts=[*(first.parts or ()), *(second.parts or ())])
 
 
