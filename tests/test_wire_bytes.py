@@ -14,9 +14,9 @@ with images where the model takes them, with the thinking knob turned on and off
 from __future__ import annotations
 
 import asyncio
-import gc
 import base64
 import contextlib
+import gc
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
