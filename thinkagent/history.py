@@ -69,12 +69,12 @@ def validate_history(messages: Sequence[Message], *, model_first: bool = False) 
     previous: tuple[str, str | None] | None = None  # the role and finish reason before
     turn = _UserTurn()
     # A conversation's later checks start after the longest prefix checked before (the same
-    # messages, in the same order, from the start): its state was kept with its last message.
-    kind = (_CHECKED, model_first)
+    # messages, in the same order, from the start): its state was kept with its last message
+    # (by position: one message may be in a history more than once).
     checked: _Checked | None = None
     start = 0
     for message in messages:
-        found = cast("_Checked | None", _PER_MESSAGE.peek(message, kind))
+        found = cast("_Checked | None", _PER_MESSAGE.peek(message, (_CHECKED, model_first, start)))
         if found is None or found.parent is not checked:
             break
         checked, start = found, start + 1
@@ -121,7 +121,7 @@ def validate_history(messages: Sequence[Message], *, model_first: bool = False) 
         checked = _Checked(
             checked, dict(pending), frozenset(answered), previous, turn.content, turn.note
         )
-        _PER_MESSAGE.put(message, kind, checked)
+        _PER_MESSAGE.put(message, (_CHECKED, model_first, i), checked)
 
 
 _PER_MESSAGE = PerMessage()

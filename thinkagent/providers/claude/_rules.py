@@ -665,7 +665,8 @@ class Prepared:
     `system` and `tools` are what goes as the top-level system and tools (the conversation's
     base, kept while system notes account for the request's own; `deferred` names the tools
     that go hidden until a note adds them), and `record` the base the response records (the
-    request's own system and tools, when it sent them)."""
+    request's own system and tools, when it sent them). `sources` names, for each turn, the
+    message its last parts come from: a turn's wire form is kept with it (ADR 180)."""
 
     settings: ModelSettings
     max_tokens: int
@@ -681,6 +682,7 @@ class Prepared:
     tools: tuple[ToolDefinition, ...] = ()
     deferred: frozenset[str] = frozenset()
     record: ProviderDetails | None = None
+    sources: list[Message | None] = field(default_factory=list[Message | None])
 
 
 class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
@@ -798,7 +800,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             if self._binds
             else None
         )
-        turns = self._replay(
+        turns, sources = self._replay(
             request.messages,
             chain=chain,
             binding=binding,
@@ -832,6 +834,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             tools=sent,
             deferred=deferred,
             record=record,
+            sources=sources,
         )
 
     def _base(
@@ -895,8 +898,9 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         native_thinking: bool,
         budgeted: bool,
         warnings: list[WarningEvent],
-    ) -> list[Turn]:
-        """The turns to send for `messages`, message by message, under the replay policy.
+    ) -> tuple[list[Turn], list[Message | None]]:
+        """The turns to send for `messages`, message by message, under the replay policy, and
+        for each turn the message its last parts come from (`Prepared.sources`).
 
         Other scopes' proofs are removed first (`for_scope`; Claude's other platforms are
         compatible, their opaque blocks excepted). Then, in each assistant message, signed and
@@ -928,13 +932,17 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             step = get(message, kind, self._step, message, index, native_thinking)
             if step.index != index and (step.unreadable or step.notes_as_text):
                 step = self._step(message, index, native_thinking)  # its warnings name its index
-            unreadable += step.unreadable
+            if step.unreadable:
+                unreadable += step.unreadable
             if step.notes_as_text:
                 warnings.append(self._notes_as_text(index))
             origins: list[_Origin | None] | None = None
             if track:
                 origins = [None if m is None else _Origin(index, *m) for m in step.marks]
-            _append(entries, step.role, step.parts, origins, index, message)
+            if step.parts and (not entries or entries[-1].role != step.role):  # the usual case
+                entries.append(_Entry(step.role, step.parts, origins, index, message))
+            else:
+                _append(entries, step.role, step.parts, origins, index, message)
             if step.notes:
                 self._notes_turn(entries, step.notes, index, track)
                 entries[-1].last = message
@@ -959,7 +967,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         turns: list[Turn] = [(e.role, e.parts) for e in entries]
         if budgeted:
             check_thinking_first(turns, [e.source for e in entries])
-        return turns
+        return turns, [e.last for e in entries]
 
     def _step(self, message: Message, index: int, native_thinking: bool) -> _Step:
         """What `message` (at `index`) sends, whatever comes before or after it (`_replay`).
@@ -1127,7 +1135,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             assert origins is not None  # tracked whenever there is a chain
             ids = tuple(map(id, entry.parts))
             digests = tuple(o.digest if o is not None else None for o in origins)
-            key = (_LINK, entry.role)
+            key = (_LINK, entry.role, entry.source)  # by position: a message may repeat
             found = cast("_Link | None", peek(entry.last, key)) if entry.last else None
             if (
                 found is not None
@@ -1143,7 +1151,8 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
                     put(entry.last, key, link)
             stripped += [cast("_Origin", origins[k]) for k in link.stripped]
             if link.kept:
-                _append(kept, entry.role, link.kept, _no_origins(len(link.kept)), entry.source)
+                origins = _no_origins(len(link.kept))
+                _append(kept, entry.role, link.kept, origins, entry.source, entry.last)
         chain.restore(link.chain)
         if stripped:
             first = stripped[0]

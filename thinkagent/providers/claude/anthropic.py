@@ -405,35 +405,58 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         return cast("wire.Message", await create(**params))
 
     def _messages_json(self, prepared: Prepared) -> tuple[list[dict[str, Any]], str]:
-        """`messages` (`_messages`: each part's block shared, derived once; a block with a cache
-        breakpoint copied with it, each time), and its JSON text, from each part's JSON
-        encoded once."""
-        get = self._per_message.get
+        """`messages` (`_messages`, its blocks shared: a block with a cache breakpoint copied
+        with it, each time), and its JSON text, from each part's JSON encoded once. A turn's
+        message and JSON are kept with the message it ends (`Prepared.sources`) while its parts
+        are the same."""
+        peek, put = self._per_message.peek, self._per_message.put
         cache = prepared.cache
-        marks = set(cache.marks) if cache is not None else ()
-        marker = _marker(cache) if cache is not None else None
+        marked = {turn for turn, _ in cache.marks} if cache is not None else ()
+        sources = prepared.sources
         messages: list[dict[str, Any]] = []
         texts: list[str] = []
         for k, (role, parts) in enumerate(prepared.turns):
-            if role == "system":
-                message = _system_message(parts)
-                messages.append(message)
-                texts.append(COMPACT.encode(message))
-                continue
-            blocks: list[dict[str, Any]] = []
-            encoded: list[str] = []
-            for j, part in enumerate(parts):
-                if (k, j) in marks:
-                    block = {**_block(part), "cache_control": marker}
-                    blocks.append(block)
-                    encoded.append(COMPACT.encode(block))
-                else:
-                    block, json_text = get(part, _BLOCK_JSON, _block_json, part)
-                    blocks.append(block)
-                    encoded.append(json_text)
-            messages.append({"role": role, "content": blocks})
-            texts.append(f'{{"role":"{role}","content":[{",".join(encoded)}]}}')
+            source = sources[k] if k < len(sources) and k not in marked else None
+            if source is not None:
+                kept = peek(source, (_TURN_JSON, role))
+                if kept is not None and kept[0] is parts:
+                    messages.append(kept[1])
+                    texts.append(kept[2])
+                    continue
+            message, text = self._turn_json(prepared, k, role, parts)
+            if source is not None:
+                put(source, (_TURN_JSON, role), (parts, message, text))
+            messages.append(message)
+            texts.append(text)
         return messages, json_array(texts)
+
+    def _turn_json(
+        self, prepared: Prepared, k: int, role: str, parts: list[Part]
+    ) -> tuple[dict[str, Any], str]:
+        """Turn `k` as a message of `messages` and its JSON, from each part's JSON encoded once
+        (the part with the turn's cache breakpoint, if any, encoded with it)."""
+        if role == "system":
+            message = _system_message(parts)
+            return message, COMPACT.encode(message)
+        get = self._per_message.get
+        cache = prepared.cache
+        marks = {j for turn, j in cache.marks if turn == k} if cache is not None else ()
+        blocks: list[dict[str, Any]] = []
+        encoded: list[str] = []
+        for j, part in enumerate(parts):
+            if j in marks:
+                assert cache is not None
+                block = {**_block(part), "cache_control": _marker(cache)}
+                blocks.append(block)
+                encoded.append(COMPACT.encode(block))
+            else:
+                block, json_text = get(part, _BLOCK_JSON, _block_json, part)
+                blocks.append(block)
+                encoded.append(json_text)
+        return {
+            "role": role,
+            "content": blocks,
+        }, f'{{"role":"{role}","content":[{",".join(encoded)}]}}'
 
     def parse_response(self, message: wire.Message) -> ModelResponse:
         """The shared form of an SDK `Message`: blocks in order, usage, finish reason, and a
@@ -652,6 +675,7 @@ def _messages(prepared: Prepared) -> list[dict[str, Any]]:
 
 
 _BLOCK_JSON = "anthropic-block-json"
+_TURN_JSON = "anthropic-turn-json"
 
 _OMITTED = (anthropic.Omit, anthropic.NotGiven)
 
