@@ -519,23 +519,42 @@ class BedrockModel(ClaudeModel[Any]):
 
     def _messages_json(self, prepared: Prepared) -> str:
         """The JSON text botocore writes for `messages` (`_messages`), from each part's JSON
-        encoded once (the cache points' blocks each time)."""
-        get = self._per_message.get
+        encoded once (the cache points' blocks each time). A turn's JSON is kept with the
+        message it ends (`Prepared.sources`) while its parts are the same."""
+        peek, put = self._per_message.peek, self._per_message.put
         cache = prepared.cache
-        marks = set(cache.marks) if cache is not None else ()
-        point = json.dumps(_cache_point(cache)) if cache is not None else ""
+        marked = {turn for turn, _ in cache.marks} if cache is not None else ()
+        sources = prepared.sources
         turns: list[str] = []
         for k, (role, parts) in enumerate(prepared.turns):
-            blocks: list[str] = []
-            if role == "system":
-                blocks = [json.dumps(block) for block in _system_content(parts)]
-            else:
-                for j, part in enumerate(parts):
-                    blocks.append(get(part, _BLOCK_JSON, _block_json, part))
-                    if (k, j) in marks:
-                        blocks.append(point)
-            turns.append(f'{{"role": "{role}", "content": [{", ".join(blocks)}]}}')
+            source = sources[k] if k < len(sources) and k not in marked else None
+            if source is not None:
+                kept = peek(source, (_TURN_JSON, role))
+                if kept is not None and kept[0] is parts:
+                    turns.append(kept[1])
+                    continue
+            text = self._turn_json(prepared, k, role, parts)
+            if source is not None:
+                put(source, (_TURN_JSON, role), (parts, text))
+            turns.append(text)
         return "[" + ", ".join(turns) + "]"
+
+    def _turn_json(self, prepared: Prepared, k: int, role: str, parts: list[Part]) -> str:
+        """Turn `k`'s JSON as botocore writes it, from each part's JSON encoded once (with a
+        cache point after the part that ends a cached prefix)."""
+        blocks: list[str] = []
+        if role == "system":
+            blocks = [json.dumps(block) for block in _system_content(parts)]
+        else:
+            get = self._per_message.get
+            cache = prepared.cache
+            marks = {j for turn, j in cache.marks if turn == k} if cache is not None else ()
+            for j, part in enumerate(parts):
+                blocks.append(get(part, _BLOCK_JSON, _block_json, part))
+                if j in marks:
+                    assert cache is not None
+                    blocks.append(json.dumps(_cache_point(cache)))
+        return f'{{"role": "{role}", "content": [{", ".join(blocks)}]}}'
 
     def map_error(self, exc: BaseException) -> BaseException:
         """The thinkagent error for a boto3/botocore exception: `ProviderError` for the
@@ -615,6 +634,7 @@ def _call(
 
 
 _BLOCK_JSON = "bedrock-block-json"
+_TURN_JSON = "bedrock-turn-json"
 
 _MESSAGES: ContextVar[str | None] = ContextVar("thinkagent_bedrock_messages", default=None)
 """The JSON text of the `messages` of the call the current worker thread makes."""
