@@ -49,6 +49,7 @@ __all__ = [
     "UserContent",
     "UserPrompt",
     "dump_messages",
+    "json_object",
     "load_messages",
 ]
 
@@ -161,18 +162,33 @@ class ToolCall(_Frozen):
 
     def arguments_dict(self) -> dict[str, Any]:
         """The arguments as a dict; raises `ValueError` when the JSON text is not an object
-        (or is nested too deeply to parse: the text comes from a model, so it may be hostile)."""
+        (see `json_object`: the text comes from a model, so it may be hostile)."""
         if isinstance(self.arguments, dict):
             return dict(self.arguments)
         if not self.arguments.strip():
             return {}
-        try:
-            parsed = json.loads(self.arguments)
-        except RecursionError:
-            raise ValueError("the JSON is nested too deeply to parse") from None
-        if not isinstance(parsed, dict):
-            raise ValueError(f"tool arguments must be a JSON object, got {self.arguments!r}")
-        return dict(parsed)  # pyright: ignore[reportUnknownArgumentType]
+        return json_object(self.arguments)
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """The JSON object `text` holds. Raises `ValueError` naming what is wrong when the text is
+    not JSON (NaN and infinities are not), is not an object, is nested too deeply to parse, or
+    holds text that is not valid Unicode (an escaped lone surrogate), none of which can be
+    sent to an API or persisted."""
+    try:
+        parsed = json.loads(text, parse_constant=_not_json)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply to parse") from None
+    if not isinstance(parsed, dict):
+        raise ValueError(f"tool arguments must be a JSON object, got {text[:200]!r}")
+    problem = _json_problem(parsed)
+    if problem is not None:
+        raise ValueError(problem)
+    return cast("dict[str, Any]", parsed)
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON value")
 
 
 def _base64_bytes(value: Any) -> Any:
@@ -518,6 +534,7 @@ def _json_problem(value: Any) -> str | None:
             return f"the key {node.key!r} appears twice in one object"
         elif isinstance(node, dict):
             stack.extend(cast("dict[str, Any]", node).values())
+            stack.extend(cast("dict[str, Any]", node))  # the keys
         elif isinstance(node, list):
             stack.extend(cast("list[Any]", node))
     return None

@@ -5,14 +5,20 @@ and ends with the complete `ModelResponse`. `index` is the position of the part 
 message, so deltas of interleaved parts fold into exactly the message a non-streamed call
 returns. Adapters fold their vendor's events with a `StreamBuilder`, keyed by the vendor's own
 part identity; `MessageAssembler` folds deltas that already carry their index.
+
+What a model returns is kept only in a form that can be sent back and persisted (`model_text`,
+`tool_arguments`): the fold applies it to every fragment, and the adapters to every
+non-streamed response, so a hostile stream never puts into a history what no JSON file can hold.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Generic
+from typing import Generic, cast
 
 from pydantic import JsonValue
 from typing_extensions import TypeVar
@@ -28,6 +34,8 @@ from .messages import (
     ToolCall,
     ToolResult,
     Usage,
+    json_object,
+    valid_unicode,
 )
 
 __all__ = [
@@ -41,9 +49,83 @@ __all__ = [
     "ToolCallDelta",
     "ToolResultEvent",
     "WarningEvent",
+    "model_text",
+    "tool_arguments",
 ]
 
 OutputT = TypeVar("OutputT", default=str)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def model_text(text: str) -> str:
+    """Text a model returned, as it can be kept: a lone surrogate (which UTF-8, and so no API
+    and no JSON file, can hold) becomes U+FFFD, the replacement character, as a UTF-8 decoder
+    does with bytes it cannot read; the two halves of a pair sent apart are joined."""
+    if valid_unicode(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def tool_arguments(value: object, *, parse: bool = True) -> dict[str, JsonValue] | str:
+    """A model's tool-call arguments as a `ToolCall` keeps them.
+
+    `value` is the JSON text the model wrote, or what an SDK parsed it into. With `parse` (the
+    APIs whose calls carry an object: Anthropic, Bedrock, Gemini) a JSON object of plain JSON
+    values becomes a dict; anything else a model may send (a list or a number, NaN or an
+    infinity, a lone surrogate, JSON that does not parse) stays its JSON text, which the agent
+    answers with an error result for the model to fix and which replays as an empty object.
+    Without `parse` (OpenAI, whose arguments are text) the text is kept exactly. Either way a
+    lone surrogate in the text becomes its JSON escape (`\\ud800`), so the evidence stays
+    whole and can be persisted.
+    """
+    if isinstance(value, str):
+        text = value if valid_unicode(value) else _escape_surrogates(value)
+        if not parse:
+            return text
+        if not text.strip():
+            return {}
+        try:
+            return json_object(text)
+        except ValueError:
+            return text
+    if isinstance(value, dict) and _plain_json(cast("dict[object, object]", value)):
+        return cast("dict[str, JsonValue]", value)
+    return json.dumps(value, ensure_ascii=True, default=str)  # NaN stays NaN: the evidence
+
+
+def _arguments_fragment(fragment: str) -> str:
+    """A streamed fragment of argument JSON, its lone surrogates escaped: the halves of a pair
+    split between two fragments are escaped apart and still read back as the pair."""
+    return fragment if valid_unicode(fragment) else _escape_surrogates(fragment)
+
+
+def _escape_surrogates(text: str) -> str:
+    joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", joined)
+
+
+def _plain_json(value: object) -> bool:
+    """Whether `value` is JSON data that can be encoded as it is: finite numbers, text that is
+    valid Unicode (in keys too)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if not valid_unicode(node):
+                return False
+        elif isinstance(node, float):
+            if not math.isfinite(node):
+                return False
+        elif isinstance(node, dict):
+            items = cast("dict[object, object]", node)
+            if not all(isinstance(k, str) and valid_unicode(k) for k in items):
+                return False
+            stack.extend(items.values())
+        elif isinstance(node, list):
+            stack.extend(cast("list[object]", node))
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,10 +274,10 @@ class MessageAssembler:
             builder.id = delta.id or builder.id
             builder.name = delta.name or builder.name
             if delta.args_fragment:
-                builder.chunks.append(delta.args_fragment)
+                builder.chunks.append(_arguments_fragment(delta.args_fragment))
             return
         if delta.text:
-            builder.chunks.append(delta.text)
+            builder.chunks.append(model_text(delta.text))
         if isinstance(delta, ThinkingDelta):
             if delta.redacted is not None:
                 builder.redacted = delta.redacted
@@ -291,16 +373,10 @@ class MessageAssembler:
             if partial:
                 return None
             raise ValueError("a streamed tool call ended without an id or a name")
-        arguments: dict[str, JsonValue] | str = text
-        if self._json_arguments:
-            try:
-                arguments = json.loads(text) if text.strip() else {}
-            except (ValueError, RecursionError):
-                arguments = text  # kept as text; the agent reports the bad JSON to the model
         return ToolCall(
             id=b.id,
             name=b.name,
-            arguments=arguments,
+            arguments=tool_arguments(text, parse=self._json_arguments),
             signature=b.signature,
             provider_details=b.details,
         )
@@ -352,6 +428,7 @@ class StreamBuilder(MessageAssembler):
         if id is not None:
             builder.id = id
         if text:
+            text = model_text(text)
             builder.chunks.append(text)
         elif signature is None and redacted is None:
             return None
@@ -374,6 +451,7 @@ class StreamBuilder(MessageAssembler):
         if details:
             builder.merge_details(details)
         if text:
+            text = model_text(text)
             builder.chunks.append(text)
         elif signature is None:
             return None
@@ -400,6 +478,7 @@ class StreamBuilder(MessageAssembler):
         if name:
             builder.name = name
         if arguments:
+            arguments = _arguments_fragment(arguments)
             builder.chunks.append(arguments)
         if signature is not None:
             builder.signature = signature

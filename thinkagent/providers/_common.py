@@ -13,9 +13,9 @@ from urllib.parse import urlsplit
 
 from ..errors import ConfigurationError, ProviderError, StreamInterrupted
 from ..history import ForeignReasoning
-from ..messages import ToolCall
-from ..stream import MessageAssembler
-from .base import ModelSettings, PromptCacheTTL, ToolDefinition
+from ..messages import Part, TextPart, ThinkingBlock, ToolCall, valid_unicode
+from ..stream import MessageAssembler, model_text, tool_arguments
+from .base import ModelResponse, ModelSettings, PromptCacheTTL, ToolDefinition
 
 __all__ = [
     "RETRYABLE_STATUSES",
@@ -31,8 +31,10 @@ __all__ = [
     "endpoint_host",
     "interrupted",
     "merge_settings",
+    "received",
     "request_options",
     "retryable_status",
+    "tool_arguments",
     "tool_choice_name",
     "unreadable",
 ]
@@ -268,3 +270,28 @@ def interrupted(
     return StreamInterrupted(
         reason, scope=scope, partial=assembler.partial(scope=scope, model=model)
     )
+
+
+def received(response: ModelResponse) -> ModelResponse:
+    """A non-streamed response as it can be kept and sent back, as a stream's fold keeps it:
+    text and thinking that are not valid Unicode mended (`model_text`), tool arguments that
+    are not a plain JSON object kept as their JSON text (`tool_arguments`). The response
+    itself when nothing needed it (the usual case, checked cheaply)."""
+    message = response.message
+    parts = tuple(_received(part) for part in message.parts)
+    if all(new is old for new, old in zip(parts, message.parts, strict=True)):
+        return response
+    return ModelResponse(message.model_copy(update={"parts": parts}), response.warnings)
+
+
+def _received(part: Part) -> Part:
+    if isinstance(part, TextPart | ThinkingBlock):
+        if valid_unicode(part.text):
+            return part
+        return part.model_copy(update={"text": model_text(part.text)})
+    if isinstance(part, ToolCall):
+        arguments = tool_arguments(part.arguments, parse=isinstance(part.arguments, dict))
+        if arguments is part.arguments:
+            return part
+        return part.model_copy(update={"arguments": arguments})
+    return part

@@ -29,7 +29,6 @@ from typing import Any, cast
 import anthropic
 import httpx2
 from anthropic import types as wire
-from pydantic import JsonValue
 
 from ...errors import ConfigurationError, ProviderError
 from ...history import ForeignReasoning
@@ -54,8 +53,10 @@ from .._common import (
     copy_settings,
     endpoint_host,
     interrupted,
+    received,
     request_options,
     retryable_status,
+    tool_arguments,
     unreadable,
 )
 from ..base import (
@@ -284,7 +285,7 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         except _SDK_ERRORS as exc:
             raise_mapped(self.map_error(exc), exc)
         try:
-            return self._response(message, prepared)
+            return received(self._response(message, prepared))
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
 
@@ -307,7 +308,7 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
                     ToolCall(
                         id=block.id,
                         name=block.name,
-                        arguments=cast("dict[str, JsonValue]", dict(block.input)),
+                        arguments=tool_arguments(block.input),
                     )
                 )
             else:

@@ -64,7 +64,9 @@ from .._common import (
     copy_settings,
     interrupted,
     merge_settings,
+    received,
     retryable_status,
+    tool_arguments,
     unreadable,
 )
 from .._tags import ThinkTagSplitter, split_think_tags
@@ -397,7 +399,7 @@ class BedrockModel(ClaudeModel[Any]):
         except Exception as exc:
             raise_mapped(self.map_error(exc), exc)
         try:  # botocore hands back what it could parse of a body that is not JSON
-            return self._response(response, prepared)
+            return received(self._response(response, prepared))
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
 
@@ -895,11 +897,7 @@ def _one(delta: ModelDelta | None) -> tuple[ModelDelta, ...]:
 
 def _args(use: Mapping[str, Any]) -> dict[str, JsonValue] | str:
     arguments = use.get("input")
-    if isinstance(arguments, dict):
-        return cast("dict[str, JsonValue]", arguments)
-    if arguments is None:
-        return {}
-    return json.dumps(arguments)
+    return {} if arguments is None else tool_arguments(arguments)
 
 
 def _b64(data: bytes | str) -> str:

@@ -33,7 +33,7 @@ import httpx2
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
-from pydantic import JsonValue, ValidationError
+from pydantic import ValidationError
 
 from ...errors import ConfigurationError, HistoryError, ProviderError
 from ...history import ForeignReasoning, for_scope
@@ -59,7 +59,9 @@ from .._common import (
     copy_settings,
     interrupted,
     merge_settings,
+    received,
     retryable_status,
+    tool_arguments,
     tool_choice_name,
     unreadable,
 )
@@ -368,7 +370,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         except _VENDOR_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
-            parsed = self.parse_response(response)
+            parsed = received(self.parse_response(response))
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
         return ModelResponse(parsed.message, warnings) if warnings else parsed
@@ -767,8 +769,10 @@ def _model_content(
             elif part.text:
                 parts.append(types.Part(text=part.text))
         elif isinstance(part, ToolCall):
-            if part.signature is not None:
+            if part.signature is not None and isinstance(part.arguments, dict):
                 signature: bytes | None = _signature_bytes(part.signature, index, j)
+            elif part.signature is not None:  # arguments kept as text: the proof cannot fit
+                signature = SKIP_SIGNATURE  # what is sent (an empty object)
             else:
                 signature = SKIP_SIGNATURE if sign_first_call and first_call else None
             first_call = False
@@ -800,7 +804,7 @@ def _tool_call(
     return ToolCall(
         id=call.id or generated_call_id(response_id, index),
         name=call.name or "",
-        arguments=cast("dict[str, JsonValue]", call.args or {}),
+        arguments=tool_arguments(call.args or {}),
         signature=signature,
         provider_details=None if call.id else _GENERATED,
     )

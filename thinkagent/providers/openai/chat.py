@@ -54,6 +54,7 @@ from .._common import (
     check_prompt_cache,
     copy_settings,
     merge_settings,
+    received,
     request_options,
     unreadable,
 )
@@ -297,7 +298,7 @@ class OpenAIChatModel(OpenAIAdapter):
         except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
-            response = self.parse_response(completion)
+            response = received(self.parse_response(completion))
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
         if not warnings:

@@ -74,6 +74,7 @@ from .._common import (
     copy_settings,
     endpoint_host,
     merge_settings,
+    received,
     request_options,
     unreadable,
 )
@@ -358,7 +359,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
         except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
-            parsed = self.parse_response(response)
+            parsed = received(self.parse_response(response))
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
         return ModelResponse(parsed.message, warnings)
