@@ -842,7 +842,7 @@ def render_blocks(
     if thinking is not None:
         record = request.mint.record(request.compaction)
         if reply.redacted:
-            size = min(400 + len(thinking.encode()), 1100)
+            size = min(400 + len(thinking.encode("utf-8", "surrogatepass")), 1100)
             data = seal_proof(signer, KIND_REDACTED, thinking, record, size=size)
             blocks.append(ClaudeBlock("redacted_thinking", data=data))
         elif request.display == "omitted":

@@ -119,7 +119,7 @@ def seal_reasoning(signer: Signer, scope: str, item_id: str, text: str) -> str:
     """The ``encrypted_content`` of reasoning item ``item_id``: a Fernet-style token
     (version byte, timestamp, IV) that carries ``text`` enciphered with a key stream
     derived from the signer's secret and sealed with :meth:`Signer.seal` for ``scope``."""
-    content = item_id.encode() + b"\x00" + text.encode()
+    content = item_id.encode() + b"\x00" + text.encode("utf-8", "surrogatepass")
     seal = signer.seal(scope, KIND_REASONING, content)
     iv = hashlib.sha256(seal).digest()[:16]
     key = expand(signer.seal(scope, KIND_REASONING_KEY, iv, size=96), len(content))
@@ -152,7 +152,7 @@ def open_reasoning(signer: Signer, scope: str, token: str) -> tuple[str, str] | 
         return None
     item_id, _, text = content.partition(b"\x00")
     try:
-        return item_id.decode(), text.decode()
+        return item_id.decode(), text.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
         return None
 
