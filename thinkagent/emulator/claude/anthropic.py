@@ -35,6 +35,7 @@ from ..framework import (
     WireRoute,
 )
 from ..model import Reply
+from .bodies import check_anthropic
 from .rules import ClaudeBlock, ClaudeRequest, parse_request, render_blocks
 
 __all__ = ["AnthropicAPI"]
@@ -186,6 +187,7 @@ class AnthropicAPI(WireAPI):
             raise WireError(
                 400, "Input should be a valid dictionary or object to extract fields from"
             )
+        check_anthropic(cast("Mapping[str, Any]", body))
         credential = request.headers.get("x-api-key") or request.headers.get("authorization", "")
         return parse_request(
             cast("Mapping[str, Any]", body),

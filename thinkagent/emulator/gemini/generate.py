@@ -44,6 +44,7 @@ from ..framework import (
     WireRoute,
 )
 from ..model import Reply, StopReason
+from .bodies import check_gemini
 from .rules import (
     GEMINI_API,
     VERTEX_AI,
@@ -197,6 +198,7 @@ class _GoogleAPI(WireAPI):
         body = request.body
         if not isinstance(body, Mapping):
             raise WireError(400, "Invalid JSON payload received. Expected an object.")
+        check_gemini(cast("Mapping[str, Any]", body))
         parsed = parse_request(
             cast("Mapping[str, Any]", body), model, platform=self.platform, signer=self.state.signer
         )

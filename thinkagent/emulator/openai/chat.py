@@ -64,6 +64,7 @@ from ..model import (
     Turn,
 )
 from ..signing import Signer
+from .bodies import check_chat
 from .caching import AutomaticCache
 from .compat import assistant_reasoning, check_replay, check_switches, router_details, thinking_on
 from .rules import (
@@ -299,6 +300,7 @@ def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
             "but what was sent was not valid JSON. If you have trouble figuring out how to fix "
             "this, please contact us through our help center at help.openai.com.)",
         )
+    check_chat(body)
     azure = is_azure(request)
     deployment = request.path_params.get("deployment")
     knob = request.path_params.get("dialect")

@@ -51,6 +51,7 @@ from ..encoding import (
 from ..framework import EmulatorState, JsonReply, StreamReply, WireError, WireRequest, WireRoute
 from ..model import Call, CallResult, Conversation, Media, Reply, Settings, ToolSpec, Turn
 from ..signing import Signer, expand
+from .bodies import check_responses
 from .caching import AutomaticCache
 from .compat import DEEPSEEK_RESPONSES_MISSING
 from .rules import (
@@ -450,6 +451,7 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
     body = mapping_or_none(request.body)
     if body is None:
         raise OpenAIError(400, "Invalid type for request body: expected an object.")
+    check_responses(body)
     raw_model = body.get("model")
     if not isinstance(raw_model, str) or not raw_model:
         raise missing_parameter("model")
