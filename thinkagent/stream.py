@@ -49,6 +49,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolResultEvent",
     "WarningEvent",
+    "model_data",
     "model_text",
     "tool_arguments",
 ]
@@ -93,6 +94,28 @@ def tool_arguments(value: object, *, parse: bool = True) -> dict[str, JsonValue]
     if isinstance(value, dict) and _plain_json(cast("dict[object, object]", value)):
         return cast("dict[str, JsonValue]", value)
     return json.dumps(value, ensure_ascii=True, default=str)  # NaN stays NaN: the evidence
+
+
+def model_data(value: JsonValue) -> JsonValue:
+    """JSON data a model or its API returned (a part's provider details, a provider block), as
+    it can be kept: every text through `model_text`, NaN and infinities as their names
+    (`"NaN"`, as a tool's result keeps them). `value` itself when it needs nothing."""
+    if _plain_json(value):
+        return value
+    return _mended(value)
+
+
+def _mended(value: object) -> JsonValue:
+    if isinstance(value, str):
+        return model_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value).replace("inf", "Infinity").replace("nan", "NaN")
+    if isinstance(value, list):
+        return [_mended(v) for v in cast("list[object]", value)]
+    if isinstance(value, dict):
+        items = cast("dict[object, object]", value).items()
+        return {model_text(str(k)): _mended(v) for k, v in items}
+    return cast("JsonValue", value)
 
 
 def _arguments_fragment(fragment: str) -> str:
@@ -234,6 +257,15 @@ class _Builder:
     details: dict[str, JsonValue] | None = None
     raw: dict[str, JsonValue] | None = None  # an opaque block's data, as it stands
     done: Part | None = None  # the part, once its end was signalled (built once)
+    mended: bool = False  # text the model sent was mended: its proof no longer fits it
+
+    def fold_text(self, text: str) -> str:
+        """Keep a fragment of text as `model_text` has it; return what was kept."""
+        kept = model_text(text)
+        if kept is not text:
+            self.mended = True
+        self.chunks.append(kept)
+        return kept
 
     def merge_details(self, details: ProviderDetails | None) -> None:
         # In place: vendors repeat the same details on every delta of a part (a Responses
@@ -277,7 +309,7 @@ class MessageAssembler:
                 builder.chunks.append(_arguments_fragment(delta.args_fragment))
             return
         if delta.text:
-            builder.chunks.append(model_text(delta.text))
+            builder.fold_text(delta.text)
         if isinstance(delta, ThinkingDelta):
             if delta.redacted is not None:
                 builder.redacted = delta.redacted
@@ -355,20 +387,23 @@ class MessageAssembler:
 
     def _part(self, b: _Builder, *, partial: bool = False) -> Part | None:
         if b.kind is OpaqueBlock:  # kept only whole: a cut one could not go back as it was
-            return b.done if partial else OpaqueBlock.of(b.raw or {})
+            data = cast("dict[str, JsonValue]", model_data(b.raw or {}))
+            return b.done if partial else OpaqueBlock.of(data)
         text = "".join(b.chunks)
+        details = None if b.details is None else cast("ProviderDetails", model_data(b.details))
+        signature = None if b.mended else b.signature  # a proof of other text than is kept
         if b.kind is ThinkingBlock:
-            if partial and not (text or b.signature or b.redacted is not None or b.id):
+            if partial and not (text or signature or b.redacted is not None or b.id):
                 return None  # nothing arrived that could be shown or replayed
             return ThinkingBlock(
                 text=text,
-                signature=b.signature,
+                signature=signature,
                 redacted=b.redacted,
                 id=b.id,
-                provider_details=b.details,
+                provider_details=details,
             )
         if b.kind is TextPart:
-            return TextPart(text=text, signature=b.signature, provider_details=b.details)
+            return TextPart(text=text, signature=signature, provider_details=details)
         if b.id is None or b.name is None:
             if partial:
                 return None
@@ -378,7 +413,7 @@ class MessageAssembler:
             name=b.name,
             arguments=tool_arguments(text, parse=self._json_arguments),
             signature=b.signature,
-            provider_details=b.details,
+            provider_details=details,
         )
 
 
@@ -428,8 +463,7 @@ class StreamBuilder(MessageAssembler):
         if id is not None:
             builder.id = id
         if text:
-            text = model_text(text)
-            builder.chunks.append(text)
+            text = builder.fold_text(text)
         elif signature is None and redacted is None:
             return None
         if signature is not None:
@@ -451,8 +485,7 @@ class StreamBuilder(MessageAssembler):
         if details:
             builder.merge_details(details)
         if text:
-            text = model_text(text)
-            builder.chunks.append(text)
+            text = builder.fold_text(text)
         elif signature is None:
             return None
         if signature is not None:

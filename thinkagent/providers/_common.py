@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 
 from ..errors import ConfigurationError, ProviderError, StreamInterrupted
 from ..history import ForeignReasoning
-from ..messages import Part, TextPart, ThinkingBlock, ToolCall, valid_unicode
-from ..stream import MessageAssembler, model_text, tool_arguments
+from ..messages import OpaqueBlock, Part, TextPart, ThinkingBlock, ToolCall, valid_unicode
+from ..stream import MessageAssembler, model_data, model_text, tool_arguments
 from .base import ModelResponse, ModelSettings, PromptCacheTTL, ToolDefinition
 
 __all__ = [
@@ -274,9 +274,11 @@ def interrupted(
 
 def received(response: ModelResponse) -> ModelResponse:
     """A non-streamed response as it can be kept and sent back, as a stream's fold keeps it:
-    text and thinking that are not valid Unicode mended (`model_text`), tool arguments that
-    are not a plain JSON object kept as their JSON text (`tool_arguments`). The response
-    itself when nothing needed it (the usual case, checked cheaply)."""
+    text and thinking that are not valid Unicode mended (`model_text`; the mended part loses
+    its signature, which was of other text), tool arguments that are not a plain JSON object
+    kept as their JSON text (`tool_arguments`), provider details and blocks through
+    `model_data`. The response itself when nothing needed it (the usual case, checked
+    cheaply)."""
     message = response.message
     parts = tuple(_received(part) for part in message.parts)
     if all(new is old for new, old in zip(parts, message.parts, strict=True)):
@@ -285,13 +287,19 @@ def received(response: ModelResponse) -> ModelResponse:
 
 
 def _received(part: Part) -> Part:
+    if isinstance(part, OpaqueBlock):
+        data = model_data(part.data)
+        return part if data is part.data else part.model_copy(update={"data": data})
+    update: dict[str, Any] = {}
+    if part.provider_details is not None:
+        details = model_data(part.provider_details)
+        if details is not part.provider_details:
+            update["provider_details"] = details
     if isinstance(part, TextPart | ThinkingBlock):
-        if valid_unicode(part.text):
-            return part
-        return part.model_copy(update={"text": model_text(part.text)})
-    if isinstance(part, ToolCall):
+        if not valid_unicode(part.text):  # mended: the proof was of other text
+            update |= {"text": model_text(part.text), "signature": None}
+    elif isinstance(part, ToolCall):
         arguments = tool_arguments(part.arguments, parse=isinstance(part.arguments, dict))
-        if arguments is part.arguments:
-            return part
-        return part.model_copy(update={"arguments": arguments})
-    return part
+        if arguments is not part.arguments:
+            update["arguments"] = arguments
+    return part.model_copy(update=update) if update else part

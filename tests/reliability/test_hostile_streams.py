@@ -1,0 +1,76 @@
+"""What a hostile model or server returns (issue 21, defects 1 and 2), through the five wire
+APIs against the emulator, streamed and not: tool arguments that are not a plain JSON object
+become an error result the model can fix, with the arguments kept as evidence; a lone
+surrogate in text, thinking or arguments never reaches a request or a persisted history."""
+
+from __future__ import annotations
+
+import pytest
+
+from thinkagent import Agent, RunResult, ToolCall, dump_messages, load_messages, validate_history
+from thinkagent.emulator import Emulator, Reply, ToolCallSpec
+
+from .wires import EMULATOR_API, WIRES, Wire, get_weather, outcome, wire_model
+
+BAD_ARGUMENTS = {
+    "nan": {"city": float("nan")},
+    "infinity": {"city": float("inf")},
+    "negative-infinity": {"city": ["Paris", float("-inf")]},
+    "lone-surrogate": {"city": "\ud800"},
+}
+
+
+def _kept(result: RunResult) -> None:
+    """The evidence is a valid history that persists and loads back as it was."""
+    validate_history(result.messages)
+    assert load_messages(dump_messages(result.messages)) == result.messages
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["run", "stream"])
+@pytest.mark.parametrize("case", list(BAD_ARGUMENTS))
+@pytest.mark.parametrize("wire", WIRES)
+async def test_defect_1_2_bad_tool_arguments_are_an_error_result_streamed_or_not(
+    emu: Emulator, wire: Wire, case: str, streamed: bool
+) -> None:
+    calls: list[str] = []
+
+    async def weather(city: str) -> str:
+        """Current weather for a city."""
+        calls.append(city)
+        return await get_weather(city)
+
+    emu.script(
+        EMULATOR_API[wire],
+        [Reply(thinking="Look it up.", tool_calls=[ToolCallSpec("weather", BAD_ARGUMENTS[case])])],
+    )
+    async with wire_model(emu, wire, retries=False) as model:
+        # before: a raw ValidationError out of run_stream (NaN, infinities), a raw
+        # UnicodeEncodeError out of the next request (a lone surrogate)
+        result = await outcome(
+            Agent(model, tools=[weather]), "Weather in Paris?", streamed=streamed
+        )
+    assert isinstance(result, RunResult), result
+    call = next(p for p in result.messages[1].parts if isinstance(p, ToolCall))
+    assert isinstance(call.arguments, str) and call.arguments.isascii()  # the text, as evidence
+    (answer,) = result.messages[2].tool_results
+    assert answer.is_error and "Arguments for tool 'weather'" in str(answer.content)
+    assert not calls
+    _kept(result)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["run", "stream"])
+@pytest.mark.parametrize("wire", WIRES)
+async def test_defect_2_a_lone_surrogate_in_model_text_and_thinking_is_mended_on_every_wire(
+    emu: Emulator, wire: Wire, streamed: bool
+) -> None:
+    emu.script(EMULATOR_API[wire], [Reply(thinking="we\udfffigh", text="hi \ud800 there")])
+    async with wire_model(emu, wire, retries=False) as model:
+        agent = Agent(model, tools=[get_weather])
+        result = await outcome(agent, "Hello?", streamed=streamed)
+        assert isinstance(result, RunResult), result
+        assert result.output == "hi \ufffd there"
+        assert all("\ufffd" in t.text for t in result.messages[1].thinking if t.text)
+        _kept(result)
+        # the next request sends the mended history: no UnicodeEncodeError in the SDK
+        again = await outcome(agent, "And now?", history=result.messages, streamed=streamed)
+    assert isinstance(again, RunResult), again
