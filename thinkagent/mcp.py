@@ -270,7 +270,8 @@ class MCPTools:
         self, name: str, arguments: Mapping[str, str] | None = None
     ) -> list[Message]:
         """The prompt `name` filled with `arguments`, as messages (text, images and
-        documents), ready to send: `agent.run(messages[-1].parts, history=messages[:-1])`."""
+        documents), ready to send: `agent.run(None, history=messages)` answers one that ends
+        with the user's turn."""
         filled = dict(arguments) if arguments is not None else None
         result = await self._link().request(lambda s: s.get_prompt(name, filled))
         return [
