@@ -38,6 +38,11 @@ BEDROCK = (
     {"authorization": "AWS4-HMAC-SHA256 Credential=k"},
     {"messages": [{"role": "user", "content": [{"text": "Hi"}]}]},
 )
+INTERACTIONS = (
+    "/v1beta/interactions",
+    {"x-goog-api-key": "k"},
+    {"model": "gemini-3-pro-preview", "input": "Hi"},
+)
 Route = tuple[str, dict[str, str], dict[str, Any]]
 
 
@@ -223,6 +228,7 @@ SCRIPTED: list[tuple[str, Route]] = [
     ("gemini", GEMINI),
     ("openai", CHAT),
     ("openai-responses", RESPONSES),
+    ("gemini-interactions", INTERACTIONS),
 ]
 
 
@@ -246,7 +252,7 @@ def test_defect_4_a_scripted_lone_surrogate_is_served_as_its_escape_never_a_500(
         ],
     )
     body = {**route[2]}
-    if streamed and api in ("anthropic", "openai", "openai-responses"):
+    if streamed and api in ("anthropic", "openai", "openai-responses", "gemini-interactions"):
         body["stream"] = True
     status, data = post(emu, route, body, stream="yes" if streamed else None)
     assert status == 200, data  # before: a 500 (UnicodeEncodeError) on every route

@@ -10,7 +10,11 @@ import pytest
 from thinkagent import Agent, RunResult, ToolCall, dump_messages, load_messages, validate_history
 from thinkagent.emulator import Emulator, Reply, ToolCallSpec
 
+from ..conftest import HAS_GENAI
 from .wires import EMULATOR_API, WIRES, Wire, get_weather, outcome, wire_model
+
+#: The five wire APIs, and Gemini's Interactions API (where google-genai is installed).
+ALL_WIRES: tuple[Wire, ...] = (*WIRES, *(("gemini-interactions",) if HAS_GENAI else ()))
 
 BAD_ARGUMENTS = {
     "nan": {"city": float("nan")},
@@ -26,9 +30,18 @@ def _kept(result: RunResult) -> None:
     assert load_messages(dump_messages(result.messages)) == result.messages
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["run", "stream"])
-@pytest.mark.parametrize("case", list(BAD_ARGUMENTS))
-@pytest.mark.parametrize("wire", WIRES)
+BAD_CASES = [
+    pytest.param(wire, case, streamed, id=f"{wire}-{case}-{'stream' if streamed else 'run'}")
+    for wire in ALL_WIRES
+    for case in BAD_ARGUMENTS
+    for streamed in (False, True)
+    # google-genai reads a non-streamed interaction's NaN and infinities as null: nothing
+    # hostile reaches thinkagent there (and the emulator's proof, of the NaN, cannot fit)
+    if streamed or wire != "gemini-interactions" or case == "lone-surrogate"
+]
+
+
+@pytest.mark.parametrize(("wire", "case", "streamed"), BAD_CASES)
 async def test_defect_1_2_bad_tool_arguments_are_an_error_result_streamed_or_not(
     emu: Emulator, wire: Wire, case: str, streamed: bool
 ) -> None:
@@ -59,7 +72,7 @@ async def test_defect_1_2_bad_tool_arguments_are_an_error_result_streamed_or_not
 
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["run", "stream"])
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", ALL_WIRES)
 async def test_defect_2_a_lone_surrogate_in_model_text_and_thinking_is_mended_on_every_wire(
     emu: Emulator, wire: Wire, streamed: bool
 ) -> None:

@@ -72,8 +72,10 @@ from .._common import (
     copy_settings,
     interrupted,
     merge_settings,
+    received,
     request_options,
     retryable_status,
+    tool_arguments,
     tool_choice_name,
     unreadable,
 )
@@ -392,7 +394,7 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         except _VENDOR_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
-            parsed = self.parse_response(cast("ix.Interaction", interaction))
+            parsed = received(self.parse_response(cast("ix.Interaction", interaction)))
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
         return ModelResponse(parsed.message, warnings) if warnings else parsed
@@ -670,6 +672,7 @@ def _model_steps(message: Message, index: int, *, dummy_thought: bool) -> list[d
     steps: list[dict[str, Any]] = []
     texts: list[str] = []
     signed = False
+    unfit = _proofs_of_other_arguments(message.parts)
 
     def flush() -> None:
         if texts:
@@ -683,7 +686,9 @@ def _model_steps(message: Message, index: int, *, dummy_thought: bool) -> list[d
                 continue  # a thought step goes back for its signature; text alone is not one
             flush()
             signed = True
-            steps.append(_thought(part, index, j))
+            steps.append(
+                {"type": "thought", "signature": _SKIP} if j in unfit else _thought(part, index, j)
+            )
         elif isinstance(part, TextPart):
             if part.text:
                 texts.append(part.text)
@@ -698,14 +703,31 @@ def _model_steps(message: Message, index: int, *, dummy_thought: bool) -> list[d
                 "name": part.name,
                 "arguments": arguments_object(part),
             }
-            if part.signature is not None:
-                step["signature"] = part.signature
+            if part.signature is not None:  # arguments kept as text: the proof cannot fit
+                step["signature"] = part.signature if isinstance(part.arguments, dict) else _SKIP
             steps.append(step)
         elif isinstance(part, OpaqueBlock):
             flush()
             steps.append(dict(part.data))
     flush()
     return steps
+
+
+def _proofs_of_other_arguments(parts: Sequence[Part]) -> set[int]:
+    """The thoughts whose signature seals a call whose arguments go back as an empty object
+    (kept as text: not a plain object); they go back with the documented dummy instead."""
+    unfit: set[int] = set()
+    thought: int | None = None
+    for j, part in enumerate(parts):
+        if isinstance(part, ThinkingBlock):
+            thought = j
+        elif (
+            isinstance(part, ToolCall)
+            and not isinstance(part.arguments, dict)
+            and thought is not None
+        ):
+            unfit.add(thought)
+    return unfit
 
 
 def _thought(block: ThinkingBlock, index: int, j: int) -> dict[str, Any]:
@@ -810,11 +832,11 @@ def _step_part(step: dict[str, JsonValue]) -> Part | None:
         text = _content_text(step.get("content"))
         return TextPart(text=text) if text else None
     if kind == "function_call":
-        arguments = _mapping(step.get("arguments"))
+        arguments = step.get("arguments")
         return ToolCall(
             id=_text(step.get("id")) or "",
             name=_text(step.get("name")) or "",
-            arguments=arguments if arguments is not None else {},
+            arguments=tool_arguments(arguments) if arguments is not None else {},
             signature=_text(step.get("signature")) or None,
         )
     return OpaqueBlock.of(step)
