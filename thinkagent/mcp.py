@@ -59,7 +59,8 @@ DEFAULT_RECONNECT_ATTEMPTS = 3
 class MCPToolError(Exception):
     """An MCP request failed: the server reported the call as failed (its text is the
     message), the connection was lost while the request was under way, or the server could
-    not be reached again. A tool call's goes back to the model as an error result."""
+    not be reached again. A tool call that raises it goes back to the model as an error
+    result."""
 
 
 class MCPConnectionError(ConfigurationError):
@@ -110,9 +111,6 @@ class MCPTools:
         self._timeout = timeout
         self._reconnect_attempts = reconnect_attempts
         self._shared: _Link | None = None
-        self._run_link: contextvars.ContextVar[_Link | None] = contextvars.ContextVar(
-            "thinkagent_mcp_run_link", default=None
-        )
         self.tools: list[Tool] = []
 
     @classmethod
@@ -191,11 +189,11 @@ class MCPTools:
         around one run): the tools called there use it, and it closes on the way out. Lists
         the tools the first time, so it also works on an `MCPTools` never entered."""
         link = await self._open()
-        token = self._run_link.set(link)
+        token = _RUN_LINKS.set({**(_RUN_LINKS.get() or {}), self: link})
         try:
             yield self
         finally:
-            self._run_link.reset(token)
+            _RUN_LINKS.reset(token)
             await link.close()
 
     async def _open(self) -> _Link:
@@ -223,7 +221,8 @@ class MCPTools:
         return [self._tool(tool) for tool in tools]
 
     def _link(self) -> _Link:
-        link = self._run_link.get() or self._shared
+        links = _RUN_LINKS.get()
+        link = (links.get(self) if links else None) or self._shared
         if link is None:
             raise MCPToolError("the MCP session is closed")
         return link
@@ -278,6 +277,12 @@ class MCPTools:
             Message(role=message.role, parts=(_part(message.content),))
             for message in result.messages
         ]
+
+
+_RUN_LINKS: contextvars.ContextVar[Mapping[MCPTools, _Link] | None] = contextvars.ContextVar(
+    "thinkagent_mcp_run_links", default=None
+)
+"""The connections `MCPTools.connection()` opened for the code running in this context."""
 
 
 class _Transport:
