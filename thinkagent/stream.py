@@ -409,8 +409,8 @@ class MessageAssembler:
                 return None
             raise ValueError("a streamed tool call ended without an id or a name")
         return ToolCall(
-            id=b.id,
-            name=b.name,
+            id=model_text(b.id),
+            name=model_text(b.name),
             arguments=tool_arguments(text, parse=self._json_arguments),
             signature=b.signature,
             provider_details=details,

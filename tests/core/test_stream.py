@@ -235,3 +235,10 @@ def test_tool_arguments_keeps_plain_objects_and_the_text_of_anything_else(
 def test_tool_arguments_without_parsing_keeps_the_text_exactly() -> None:
     assert tool_arguments('{"a": NaN}', parse=False) == '{"a": NaN}'
     assert tool_arguments('{"a": "\ud800"}', parse=False) == '{"a": "\\ud800"}'
+
+
+def test_defect_2_a_lone_surrogate_in_a_streamed_call_id_or_name_is_mended() -> None:
+    builder = StreamBuilder(json_arguments=True)
+    builder.tool_call(0, id="toolu_\ud800", name="get_\udfffweather", arguments="{}")
+    (call,) = builder.message(scope="anthropic", model="m").tool_calls
+    assert (call.id, call.name) == ("toolu_\ufffd", "get_\ufffdweather")

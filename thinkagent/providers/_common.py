@@ -302,4 +302,6 @@ def _received(part: Part) -> Part:
         arguments = tool_arguments(part.arguments, parse=isinstance(part.arguments, dict))
         if arguments is not part.arguments:
             update["arguments"] = arguments
+        if not (valid_unicode(part.id) and valid_unicode(part.name)):
+            update |= {"id": model_text(part.id), "name": model_text(part.name)}
     return part.model_copy(update=update) if update else part
