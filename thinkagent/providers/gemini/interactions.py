@@ -672,7 +672,7 @@ def _model_steps(message: Message, index: int, *, dummy_thought: bool) -> list[d
     steps: list[dict[str, Any]] = []
     texts: list[str] = []
     signed = False
-    unfit = _proofs_of_other_arguments(message.parts)
+    unfit = _proofs_of_other_steps(message.parts)
 
     def flush() -> None:
         if texts:
@@ -713,18 +713,18 @@ def _model_steps(message: Message, index: int, *, dummy_thought: bool) -> list[d
     return steps
 
 
-def _proofs_of_other_arguments(parts: Sequence[Part]) -> set[int]:
-    """The thoughts whose signature seals a call whose arguments go back as an empty object
-    (kept as text: not a plain object); they go back with the documented dummy instead."""
+def _proofs_of_other_steps(parts: Sequence[Part]) -> set[int]:
+    """The thoughts whose signature seals steps that cannot go back as they came: a call whose
+    arguments were kept as text (sent as an empty object), or text holding U+FFFD (what a lone
+    surrogate was mended to on receipt). They go back with the documented dummy instead."""
     unfit: set[int] = set()
     thought: int | None = None
     for j, part in enumerate(parts):
         if isinstance(part, ThinkingBlock):
             thought = j
-        elif (
-            isinstance(part, ToolCall)
-            and not isinstance(part.arguments, dict)
-            and thought is not None
+        elif thought is not None and (
+            (isinstance(part, ToolCall) and not isinstance(part.arguments, dict))
+            or (isinstance(part, TextPart) and "\ufffd" in part.text)
         ):
             unfit.add(thought)
     return unfit
