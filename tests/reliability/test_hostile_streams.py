@@ -11,7 +11,7 @@ from thinkagent import Agent, RunResult, ToolCall, dump_messages, load_messages,
 from thinkagent.emulator import Emulator, Reply, ToolCallSpec
 
 from ..conftest import HAS_GENAI
-from .wires import EMULATOR_API, WIRES, Wire, get_weather, outcome, wire_model
+from .wires import EMULATOR_API, QUESTION, WIRES, Wire, get_weather, outcome, wire_model
 
 #: The five wire APIs, and Gemini's Interactions API (where google-genai is installed).
 ALL_WIRES: tuple[Wire, ...] = (*WIRES, *(("gemini-interactions",) if HAS_GENAI else ()))
@@ -71,19 +71,22 @@ async def test_defect_1_2_bad_tool_arguments_are_an_error_result_streamed_or_not
     _kept(result)
 
 
+@pytest.mark.parametrize("thinking", ["we\udfffigh", "Weigh it."], ids=["mended", "intact"])
 @pytest.mark.parametrize("streamed", [False, True], ids=["run", "stream"])
 @pytest.mark.parametrize("wire", ALL_WIRES)
 async def test_defect_2_a_lone_surrogate_in_model_text_and_thinking_is_mended_on_every_wire(
-    emu: Emulator, wire: Wire, streamed: bool
+    emu: Emulator, wire: Wire, streamed: bool, thinking: str
 ) -> None:
-    emu.script(EMULATOR_API[wire], [Reply(thinking="we\udfffigh", text="hi \ud800 there")])
+    emu.script(EMULATOR_API[wire], [Reply(thinking=thinking, text="hi \ud800 there")])
     async with wire_model(emu, wire, retries=False) as model:
         agent = Agent(model, tools=[get_weather])
-        result = await outcome(agent, "Hello?", streamed=streamed)
+        result = await outcome(agent, QUESTION, streamed=streamed)
         assert isinstance(result, RunResult), result
         assert result.output == "hi \ufffd there"
-        assert all("\ufffd" in t.text for t in result.messages[1].thinking if t.text)
+        kept = [t.text for t in result.messages[1].thinking if t.text]
+        assert all(("\ufffd" in t) == (thinking != "Weigh it.") for t in kept)
         _kept(result)
-        # the next request sends the mended history: no UnicodeEncodeError in the SDK
+        # the next requests send the mended history (a tool loop: the whole turn goes back,
+        # with no proof of the text as it came): no UnicodeEncodeError, no refused proof
         again = await outcome(agent, "And now?", history=result.messages, streamed=streamed)
     assert isinstance(again, RunResult), again
