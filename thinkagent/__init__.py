@@ -14,6 +14,7 @@ from .agent import (
     Approval,
     Instructions,
     RunResult,
+    ToolApproved,
     ToolDenied,
     UsageLimits,
 )
@@ -73,7 +74,7 @@ from .stream import (
     ToolResultEvent,
     WarningEvent,
 )
-from .tools import Tool
+from .tools import ApprovalRequired, Tool
 
 __all__ = [
     "Agent",
@@ -81,6 +82,7 @@ __all__ = [
     "AgentStream",
     "Approval",
     "ApprovalError",
+    "ApprovalRequired",
     "ConfigurationError",
     "Document",
     "FallbackExhausted",
@@ -119,6 +121,7 @@ __all__ = [
     "ThinkingBlock",
     "ThinkingDelta",
     "Tool",
+    "ToolApproved",
     "ToolCall",
     "ToolCallDelta",
     "ToolDefinition",

@@ -85,7 +85,9 @@ class RunTrace(Protocol):
 class RunTracer(Protocol):
     """What traces runs (`thinkagent.otel.Instrumentation`): a `RunTrace` per run."""
 
-    def start_run(self, agent: Any, model: Model) -> RunTrace: ...
+    def start_run(
+        self, agent: Any, model: Model, *, conversation_id: str | None = None
+    ) -> RunTrace: ...
 
 
 _global: RunTracer | None = None  # what `thinkagent.otel.instrument()` turned on

@@ -123,8 +123,10 @@ class Instrumentation:
             "thinkagent", __version__, tracer_provider=tracer_provider
         )
 
-    def start_run(self, agent: Any, model: Model) -> _RunTrace:
-        return _RunTrace(self, agent, model)
+    def start_run(
+        self, agent: Any, model: Model, *, conversation_id: str | None = None
+    ) -> _RunTrace:
+        return _RunTrace(self, agent, model, conversation_id)
 
 
 def instrument(
@@ -147,7 +149,13 @@ def uninstrument() -> None:
 class _RunTrace:
     """The spans of one run."""
 
-    def __init__(self, instrumentation: Instrumentation, agent: Any, model: Model) -> None:
+    def __init__(
+        self,
+        instrumentation: Instrumentation,
+        agent: Any,
+        model: Model,
+        conversation_id: str | None = None,
+    ) -> None:
         self._tracer = instrumentation.tracer
         self._content = instrumentation.capture_content
         name: str | None = getattr(agent, "name", None)
