@@ -1245,6 +1245,21 @@ class Agent(Generic[DepsT, OutputT]):
                 )
             instructions = value
         profile = model_profile(model)
+        if not profile.reasoning and "thinking" in state.settings:  # nothing to switch
+            asked = state.settings["thinking"]
+            state.settings = cast(
+                "ModelSettings", {k: v for k, v in state.settings.items() if k != "thinking"}
+            )
+            if asked is not False:
+                state.unannounced.append(
+                    WarningEvent(
+                        code="thinking_unsupported",
+                        message=(
+                            f"{model.model_name} does not reason: thinking={asked!r} was not sent"
+                        ),
+                        scope=model.scope,
+                    )
+                )
         if not profile.media.types:  # no shape for media at all: refused before a tool runs
             returning = sorted(name for name, tool in self.tools.items() if tool.returns_media)
             if returning:
@@ -1596,8 +1611,8 @@ def _check_media(media: MediaSupport, messages: Sequence[Message], start: int) -
 
 def _media_moved(message: Message, cache: dict[int, Message]) -> Message:
     """`message` as sent to a model that takes no media in tool results: each result's media
-    follows the results, in the same user turn, after a line naming the call (the way the
-    providers' guides pass a tool's image: a user part after the tool output)."""
+    follows the results, in the same user turn (the way the providers' guides pass a tool's
+    image: a user part after the tool output), and the result's text says so."""
     if message.role != "user":
         return message
     found = cache.get(id(message))
@@ -1609,14 +1624,13 @@ def _media_moved(message: Message, cache: dict[int, Message]) -> Message:
     for part in message.parts:
         if isinstance(part, ToolResult):
             if part.media:
-                count = len(part.media)
+                note = f"[{len(part.media)} image(s) or document(s) follow the tool results]"
                 content = part.content
                 if content is None:
-                    content = f"Returned {count} image(s) or document(s): they follow the results."
+                    content = note
+                elif isinstance(content, str):
+                    content = f"{content}\n{note}"
                 results.append(part.model_copy(update={"media": (), "content": content}))
-                moved.append(
-                    TextPart(text=f"The media returned by {part.name} (call {part.call_id}):")
-                )
                 moved.extend(part.media)
             else:
                 results.append(part)

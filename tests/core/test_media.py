@@ -178,9 +178,9 @@ async def test_media_in_tool_results_kills_the_run_after_the_tool_ran() -> None:
     kept = result.messages[2].tool_results[0]
     assert kept.media == (Image(data=PNG, media_type="image/png"),)  # the evidence, verbatim
     sent = model.requests[1].messages[2]
-    result_part, note, image = sent.parts
+    result_part, image = sent.parts
     assert isinstance(result_part, ToolResult) and result_part.media == ()
-    assert isinstance(note, TextPart) and "shot" in note.text and "call a" in note.text
+    assert result_part.content == "[1 image(s) or document(s) follow the tool results]"
     assert image == Image(data=PNG, media_type="image/png")
     assert [w.code for w in result.warnings] == ["media_moved"]
     validate_history(model.requests[1].messages)
@@ -204,9 +204,11 @@ async def test_moved_media_is_streamed_with_its_warning_and_sent_on_every_later_
         warnings = [e.code async for e in stream if isinstance(e, WarningEvent)]
     assert warnings == ["media_moved"]  # once per run
     last = model.requests[2].messages
-    assert [type(p).__name__ for p in last[2].parts] == ["ToolResult", "TextPart", "Image"]
-    assert [type(p).__name__ for p in last[4].parts] == ["ToolResult", "TextPart", "Image"]
-    assert last[2].tool_results[0].content == "a chart"
+    assert [type(p).__name__ for p in last[2].parts] == ["ToolResult", "Image"]
+    assert [type(p).__name__ for p in last[4].parts] == ["ToolResult", "Image"]
+    assert last[2].tool_results[0].content == (
+        "a chart\n[1 image(s) or document(s) follow the tool results]"
+    )
     assert stream.result.messages[2].tool_results[0].media[0].data == PNG
 
 

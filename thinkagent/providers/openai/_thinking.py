@@ -24,6 +24,7 @@ __all__ = [
     "chat_thinking",
     "check_thinking_config",
     "model_efforts",
+    "reasons",
     "responses_effort",
 ]
 
@@ -32,6 +33,12 @@ _NO_THINKING = OpenAIThinking()
 _NON_REASONING = re.compile(r"^(?:ft:)?(?:gpt-3|gpt-4|gpt-5-chat|chatgpt-)", re.IGNORECASE)
 _O_SERIES = re.compile(r"^(?:ft:)?o[134]", re.IGNORECASE)
 _GPT5 = re.compile(r"^(?:ft:)?gpt-5(?:\.(\d+))?", re.IGNORECASE)
+
+
+def reasons(model: str) -> bool:
+    """Whether an OpenAI model reasons at all (not `gpt-3*`, `gpt-4*`, `gpt-5-chat*`,
+    `chatgpt-*`, which answer `reasoning_effort` with `Unsupported parameter`)."""
+    return not _NON_REASONING.match(model.lower())
 
 
 def model_efforts(model: str) -> tuple[str, ...]:

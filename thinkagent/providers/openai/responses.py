@@ -29,6 +29,7 @@ show. See `docs/providers/openai.md`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 import openai
@@ -85,7 +86,7 @@ from ..base import (
     ModelSettings,
     ModelStreamEvent,
 )
-from ._thinking import responses_effort
+from ._thinking import reasons, responses_effort
 from ._wire import (
     SDK_ERRORS,
     STREAM_BREAKS,
@@ -122,6 +123,7 @@ _AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
 
 _DEFAULT_THINKING = OpenAIThinking(summary="auto")
 """Without a thinking config: the model's default effort, with summaries to show."""
+_NONE = OpenAIThinking()
 
 _MB = 1024 * 1024
 _PROFILE = ModelProfile(
@@ -239,6 +241,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
             extra_headers=extra_headers,
         )
         self._store = store
+        self._profile = _PROFILE if reasons(model_name) else replace(_PROFILE, reasoning=False)
 
     @property
     def store(self) -> bool:
@@ -249,8 +252,8 @@ class OpenAIResponsesModel(OpenAIAdapter):
     def profile(self) -> ModelProfile:
         """Images (`input_image`) and files (`input_file`: PDFs, text and office documents) by
         bytes or URL, also in tool results; a JSON-schema `text.format` together with tools and
-        reasoning."""
-        return _PROFILE
+        reasoning; `reasoning` false for the models that do not reason (`gpt-4.1`...)."""
+        return self._profile
 
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for `client.responses.create` (without `stream`).
@@ -272,7 +275,8 @@ class OpenAIResponsesModel(OpenAIAdapter):
         }
         if request.instructions:
             params["instructions"] = request.instructions
-        thinking = self.thinking or _DEFAULT_THINKING
+        # No summary asked by default of a model that does not reason: it has none to give.
+        thinking = self.thinking or (_DEFAULT_THINKING if self._profile.reasoning else _NONE)
         effort, warnings = responses_effort(
             self.model_name, thinking, settings.get("thinking"), scope=self.scope
         )
