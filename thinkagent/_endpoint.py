@@ -9,6 +9,7 @@ boto3's); google-genai keeps it in its API client's HTTP options. A model withou
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,8 +18,9 @@ from .errors import ConfigurationError
 
 __all__ = ["ModelRequestsBlocked", "blocked", "check", "endpoint", "endpoints"]
 
-blocked = False
-"""Whether a run may reach a model outside this machine (set by `block_model_requests`)."""
+blocked = os.environ.get("THINKAGENT_BLOCK_MODEL_REQUESTS", "").strip().lower() in ("1", "true")
+"""Whether runs are kept from reaching a model outside this machine (`block_model_requests`,
+or `THINKAGENT_BLOCK_MODEL_REQUESTS=1` in the environment)."""
 
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 _LOCAL = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})

@@ -932,6 +932,9 @@ class Agent(Generic[DepsT, OutputT]):
                             f"the model gave no final answer in max_turns={self.max_turns} requests"
                         )
                 request = await self._request(state, plan)
+                capture = _telemetry.captured_requests.get()
+                if capture is not None:
+                    capture.append(_telemetry.CapturedRequest(model, request))
                 if state.unannounced:  # what the agent itself adjusted in the request
                     for warning in state.unannounced:
                         state.warnings.append(warning)
