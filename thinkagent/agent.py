@@ -1777,6 +1777,11 @@ class AgentStream(Generic[OutputT]):
         return self._state.messages
 
     @property
+    def new_messages(self) -> list[Message]:
+        """This run's complete messages so far (the prompt's first)."""
+        return self._state.new_messages
+
+    @property
     def usage(self) -> Usage:
         return self._state.usage
 

@@ -19,6 +19,9 @@ Endpoints:
   `messageId`). The proofs stay here, stored by UI message id (`thinkagent.sse.UIChat`): the
   browser never sees one and never sends one back. It regenerates an answer without repeating
   the user's turn, and asks before booking a table for more than six (a tool approval).
+- `POST /api/ag-ui`: the same in the AG-UI protocol (the body is a `RunAgentInput`; the thread
+  id is the conversation's), the proofs kept here by message id (`thinkagent.ag_ui.AGUIThread`);
+  a booking that needs approval ends the run with an interrupt, and `resume` answers it.
 - `POST /api/chat/json`: the turn without streaming, as JSON.
 - `GET /api/conversations`, `GET /api/conversations/{id}`: the stored conversations, as the page
   shows them (thinking text, tool calls and results, answers; never a proof).
@@ -61,6 +64,7 @@ from thinkagent import (
     ToolCall,
     ToolResult,
 )
+from thinkagent.ag_ui import AGUIRequestError, AGUIThread
 from thinkagent.sse import UIChat, UIRequestError, event_stream_response
 
 HERE = Path(__file__).parent
@@ -167,7 +171,7 @@ def create_app(db: str | Path | None = None, model: Model | None = None) -> Fast
         return Agent(state["model"], tools=tools, instructions=INSTRUCTIONS)
 
     async def store(
-        conversation: str, messages: Any, version: int, ui: UIChat | None = None
+        conversation: str, messages: Any, version: int, ui: UIChat | AGUIThread | None = None
     ) -> bool:
         """Store a turn if nobody stored the conversation since it was loaded (False if not),
         then let its next turn in."""
@@ -220,6 +224,38 @@ def create_app(db: str | Path | None = None, model: Model | None = None) -> Fast
             try:
                 turn = chat.turn(body)
             except UIRequestError as error:
+                raise HTTPException(422, str(error)) from None
+            stream = agent(booking=True).run_stream(
+                turn.prompt,
+                history=turn.history,
+                approvals=turn.approvals,
+                conversation_id=conversation,
+            )
+        except BaseException:
+            turns.release(conversation)
+            raise
+
+        async def save(ended: Any) -> None:
+            updated = turn.commit(ended)
+            await store(conversation, updated.messages, stored.version, updated)
+
+        return turns.released_after(turn.response(stream, on_end=save), conversation)
+
+    @app.post("/api/ag-ui")
+    async def chat_ag_ui(request: Request) -> Response:
+        body = await request.json()
+        if not isinstance(body, dict) or not isinstance(body.get("threadId"), str):
+            raise HTTPException(422, "the body must be a RunAgentInput, with a threadId")
+        conversation = body["threadId"]
+        turns.claim(conversation)
+        try:
+            stored = await conversations.load(conversation)
+            if stored.messages and stored.thread is None:
+                raise HTTPException(422, f"conversation {conversation!r} is not an AG-UI one")
+            thread = stored.thread or AGUIThread()
+            try:
+                turn = thread.turn(body)
+            except AGUIRequestError as error:
                 raise HTTPException(422, str(error)) from None
             stream = agent(booking=True).run_stream(
                 turn.prompt,

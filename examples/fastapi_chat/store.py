@@ -5,7 +5,7 @@ Every row has a version: `load` returns it, `save` writes only if the row is sti
 version (a compare-and-set), so two turns of one conversation that ran at the same time (two
 requests, two server processes) cannot both be stored: the later save raises `StaleConversation`
 instead of overwriting the earlier one. A `useChat` conversation also keeps its `UIChat` (which
-UI message holds which messages), in the same row.
+UI message holds which messages), an AG-UI thread its `AGUIThread`, in the same row.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from thinkagent import Message, dump_messages, load_messages, repair
+from thinkagent.ag_ui import AGUIThread
 from thinkagent.sse import UIChat
 
 
@@ -28,12 +29,13 @@ class StaleConversation(Exception):
 
 @dataclass(frozen=True)
 class Stored:
-    """A conversation as loaded: its history, its `useChat` state (None for another client's
-    conversation) and its version (0: not stored yet)."""
+    """A conversation as loaded: its history, its `useChat` or AG-UI state (None for another
+    client's conversation) and its version (0: not stored yet)."""
 
     messages: list[Message]
     ui: UIChat | None
     version: int
+    thread: AGUIThread | None = None
 
 
 class Conversations:
@@ -53,6 +55,8 @@ class Conversations:
                 )
             if "ui" not in columns:
                 db.execute("ALTER TABLE conversations ADD COLUMN ui TEXT")
+            if "ag_ui" not in columns:
+                db.execute("ALTER TABLE conversations ADD COLUMN ag_ui TEXT")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -72,12 +76,14 @@ class Conversations:
     def _load(self, conversation_id: str) -> Stored:
         with self._connect() as db:
             row = db.execute(
-                "SELECT messages, ui, version FROM conversations WHERE id = ?", (conversation_id,)
+                "SELECT messages, ui, version, ag_ui FROM conversations WHERE id = ?",
+                (conversation_id,),
             ).fetchone()
         if row is None:
             return Stored([], None, 0)
         ui = UIChat.load(row[1]) if row[1] else None
-        return Stored(load_messages(row[0]), ui, int(row[2]))
+        thread = AGUIThread.load(row[3]) if row[3] else None
+        return Stored(load_messages(row[0]), ui, int(row[2]), thread)
 
     async def save(
         self,
@@ -85,32 +91,36 @@ class Conversations:
         messages: Sequence[Message],
         *,
         version: int,
-        ui: UIChat | None = None,
+        ui: UIChat | AGUIThread | None = None,
     ) -> int:
         """Store the history if the conversation is still at `version` (as loaded); returns
         the new version. `repair` answers calls a cut-off run left without results, so what is
-        stored is always a history the next turn can continue (a `UIChat` is stored as it is:
-        its commit already did that, and keeps calls that wait for approval)."""
+        stored is always a history the next turn can continue (a `UIChat` or an `AGUIThread`
+        is stored as it is: its commit already did that, and keeps calls that wait for
+        approval)."""
         data = dump_messages(messages if ui is not None else repair(messages))
-        ui_data = ui.dump() if ui is not None else None
-        return await asyncio.to_thread(self._save, conversation_id, data, ui_data, version)
+        chat = ui.dump() if isinstance(ui, UIChat) else None
+        thread = ui.dump() if isinstance(ui, AGUIThread) else None
+        return await asyncio.to_thread(self._save, conversation_id, data, chat, thread, version)
 
-    def _save(self, conversation_id: str, data: str, ui: str | None, version: int) -> int:
+    def _save(
+        self, conversation_id: str, data: str, ui: str | None, thread: str | None, version: int
+    ) -> int:
         with self._connect() as db:
             if version == 0:
                 try:
                     db.execute(
-                        "INSERT INTO conversations (id, messages, updated, version, ui)"
-                        " VALUES (?, ?, ?, 1, ?)",
-                        (conversation_id, data, time.time(), ui),
+                        "INSERT INTO conversations (id, messages, updated, version, ui, ag_ui)"
+                        " VALUES (?, ?, ?, 1, ?, ?)",
+                        (conversation_id, data, time.time(), ui, thread),
                     )
                 except sqlite3.IntegrityError:
                     raise StaleConversation(conversation_id) from None
                 return 1
             updated = db.execute(
-                "UPDATE conversations SET messages = ?, ui = ?, updated = ?, version = version + 1"
-                " WHERE id = ? AND version = ?",
-                (data, ui, time.time(), conversation_id, version),
+                "UPDATE conversations SET messages = ?, ui = ?, ag_ui = ?, updated = ?,"
+                " version = version + 1 WHERE id = ? AND version = ?",
+                (data, ui, thread, time.time(), conversation_id, version),
             )
             if updated.rowcount != 1:
                 raise StaleConversation(conversation_id)

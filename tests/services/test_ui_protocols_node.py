@@ -1,7 +1,8 @@
-"""The AI SDK's own chat client (`ai`, the core of `useChat`) against examples/fastapi_chat's
-`/api/chat/ui`: a multi-turn chat with an approval and a regenerate, every streamed chunk
-checked against the SDK's schema; the thinking of each turn replays and verifies on the
-emulator, and no proof ever reaches the client (issue 25).
+"""The UI protocols against examples/fastapi_chat, with their own npm packages: the AI SDK's
+chat client (`ai`, the core of `useChat`) on `/api/chat/ui`, and an AG-UI client checked with
+`@ag-ui/core`'s schemas on `/api/ag-ui`: a multi-turn chat with an approval and a regenerate,
+every chunk and event checked by the protocol's own schema; the thinking of each turn replays
+and verifies on the emulator, and no proof ever reaches the client (issue 25).
 
 Runs where node and the packages of `tests/ui` are installed (`npm ci --prefix tests/ui`, which
 `.ci/run` does); skipped with the reason otherwise."""
@@ -111,3 +112,36 @@ def test_use_chat_drives_a_multi_turn_chat_with_an_approval_and_a_regenerate(
     for proof in stored:
         assert proof not in streamed and proof not in sent
     assert "signature" not in streamed and "signature" not in sent
+
+
+@needs_node
+def test_the_same_conversation_over_ag_ui_validates_against_ag_ui_core(
+    app: tuple[str, Path], emu: Emulator
+) -> None:
+    done = subprocess.run(
+        ["node", str(UI / "ag_ui.mjs"), f"{app[0]}/api/ag-ui", "ag-ui-thread"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out: dict[str, Any] = json.loads(done.stdout)
+    assert out["problems"] == []  # every input and event valid, in the lifecycle's order
+    assert out["interrupt"]["reason"] == "tool_approval"
+    assert out["interrupt"]["message"] == "a table for 8 needs your approval"
+    roles = [m["role"] for m in out["messages"]]
+    assert roles.count("user") == 3 and "reasoning" in roles and "tool" in roles
+    tools = [m["content"] for m in out["messages"] if m["role"] == "tool"]
+    assert "booked a table for 8 in Paris" in tools
+    kinds = {e["type"] for run in out["received"] for e in run["events"]}
+    assert {"REASONING_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TOOL_CALL_ARGS"} <= kinds
+    assert {"TOOL_CALL_RESULT", "STATE_SNAPSHOT", "RUN_FINISHED"} <= kinds
+
+    stored = proofs(app[1], "ag-ui-thread")
+    assert stored
+    streamed = "".join(run["text"] for run in out["received"])
+    sent = json.dumps(out["inputs"])
+    for proof in stored:
+        assert proof not in streamed and proof not in sent
+    assert "REASONING_ENCRYPTED_VALUE" not in streamed and "encryptedValue" not in streamed
