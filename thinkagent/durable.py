@@ -13,7 +13,7 @@ from thinkagent.durable import DurableAgent
 DBOS(config={"name": "my-app", "system_database_url": "sqlite:///agents.sqlite"})
 durable = DurableAgent(agent, name="support")  # before DBOS.launch(): recovery needs it
 DBOS.launch()  # resumes the runs a dead process left pending
-result = await durable.run("Where is my order?", workflow_id="conversation-42")
+result = await durable.run("Where is my order?", conversation_id="conversation-42")
 ```
 
 The application owns DBOS (its config, `DBOS.launch()`, `DBOS.destroy()`): SQLite by
