@@ -21,11 +21,10 @@ to let it through. See `docs/testing.md`.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from .messages import Message, TextPart
 from .testing import (
     CapturedRequest,
     ScriptedModel,
@@ -94,25 +93,16 @@ def emulator(_thinkagent_emulator: Emulator) -> Emulator:
 def scripted_model() -> Callable[..., ScriptedModel]:
     """`scripted_model("Hello!", message, ...)`: a `ScriptedModel` answering in turn with
     each item (a string is a text answer; a `Message`, a `ScriptedResponse`, an exception or a
-    function of the request as `ScriptedModel` takes them). Keyword arguments go to
-    `ScriptedModel` (`profile=`, `scope=`...)."""
+    function of the request as `ScriptedModel` takes them; a list of items counts as its
+    items). Keyword arguments go to `ScriptedModel` (`profile=`, `scope=`...)."""
 
-    def make(
-        *items: ScriptItem | str | Iterable[ScriptItem | str], **options: Any
-    ) -> ScriptedModel:
+    def make(*items: ScriptItem | Iterable[ScriptItem], **options: Any) -> ScriptedModel:
         flat: list[ScriptItem] = []
         for item in items:
-            if isinstance(item, str):
-                flat.append(Message(role="assistant", parts=(TextPart(text=item),)))
-            elif isinstance(item, list | tuple):
-                for inner in item:  # pyright: ignore[reportUnknownVariableType]
-                    flat.append(
-                        Message(role="assistant", parts=(TextPart(text=inner),))
-                        if isinstance(inner, str)
-                        else inner  # pyright: ignore[reportUnknownArgumentType]
-                    )
+            if isinstance(item, list | tuple):
+                flat.extend(cast("Iterable[ScriptItem]", item))
             else:
-                flat.append(item)  # pyright: ignore[reportArgumentType]
+                flat.append(cast("ScriptItem", item))
         return ScriptedModel(flat, **options)
 
     return make

@@ -89,9 +89,11 @@ class ScriptedResponse:
     warnings: Sequence[WarningEvent] = ()
 
 
-ScriptItem = Message | ScriptedResponse | BaseException | Callable[[ModelRequest], "ScriptItem"]
-"""A response (message), a response with stream controls, an error to raise, or a function of
-the request returning one of those."""
+ScriptItem = (
+    str | Message | ScriptedResponse | BaseException | Callable[[ModelRequest], "ScriptItem"]
+)
+"""A response (a message, or a string: a text answer), a response with stream controls, an
+error to raise, or a function of the request returning one of those."""
 
 
 class ScriptedModel:
@@ -185,6 +187,8 @@ class ScriptedModel:
             item = item(request)
         if isinstance(item, BaseException):
             raise item
+        if isinstance(item, str):
+            item = Message(role="assistant", parts=(TextPart(text=item),))
         scripted = item if isinstance(item, ScriptedResponse) else ScriptedResponse(item)
         message = scripted.message
         if message.role != "assistant" or message.tool_results:

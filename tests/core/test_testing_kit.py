@@ -206,3 +206,10 @@ async def test_the_plugins_fixtures(
     assert [(await agent.run("q")).output for _ in range(3)] == ["first", "second", "third"]
     await Agent(test_model, tools=[get_weather]).run("q")
     assert len(model_requests) == 5
+
+
+async def test_a_scripted_string_is_a_text_answer() -> None:
+    agent = Agent(ScriptedModel(["from the agent's model"]))
+    result = await agent.run("hi", model=ScriptedModel(["from the run's model"]))
+    assert result.output == "from the run's model"
+    assert result.messages[1].scope == "scripted"
