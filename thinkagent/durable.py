@@ -789,6 +789,11 @@ class _StepModel:
     def scope(self) -> str:
         return self._model.scope
 
+    @property
+    def client(self) -> Any:
+        """The wrapped model's SDK client (where its requests go: traces, the test block)."""
+        return getattr(self._model, "client", None)
+
     async def request(self, request: ModelRequest) -> ModelResponse:
         return await self._durable._model_step(self._model, request)  # pyright: ignore[reportPrivateUsage]
 

@@ -419,3 +419,16 @@ async def test_approvals_by_argument_round_trip_through_a_durable_run(
     )
     assert "sent 90 to Bob" in done.new_messages[0].tool_results[0].content_text()
     validate_history(done.messages)
+
+
+async def test_a_durable_run_to_a_real_provider_is_blocked_in_tests(dbos: Any, name: str) -> None:
+    import anthropic
+
+    from thinkagent.testing import ModelRequestsBlocked, block_model_requests
+
+    client = anthropic.AsyncAnthropic(api_key="not-a-key", max_retries=0)
+    durable = DurableAgent(Agent(claude(client)), name=name)
+    DBOS.launch()
+    with block_model_requests(), pytest.raises(ModelRequestsBlocked, match="api.anthropic.com"):
+        await durable.run("Hello.")
+    await client.close()
