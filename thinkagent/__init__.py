@@ -14,6 +14,7 @@ from .agent import (
     Approval,
     Instructions,
     RunResult,
+    ToolApproved,
     ToolDenied,
     UsageLimits,
 )
@@ -74,7 +75,7 @@ from .stream import (
     ToolResultEvent,
     WarningEvent,
 )
-from .tools import Tool
+from .tools import ApprovalRequired, Tool
 
 __all__ = [
     "Agent",
@@ -82,6 +83,7 @@ __all__ = [
     "AgentStream",
     "Approval",
     "ApprovalError",
+    "ApprovalRequired",
     "ConfigurationError",
     "Document",
     "FallbackExhausted",
@@ -121,6 +123,7 @@ __all__ = [
     "ThinkingBlock",
     "ThinkingDelta",
     "Tool",
+    "ToolApproved",
     "ToolCall",
     "ToolCallDelta",
     "ToolDefinition",
