@@ -27,6 +27,7 @@ from typing_extensions import TypeVar
 
 from . import _telemetry
 from ._telemetry import Replay, RunTrace, describe_request, describe_response, log, log_warning
+from .builtin_tools import BuiltinTool, ToolSearch
 from .context import DepsT, RunContext
 from .errors import (
     ApprovalError,
@@ -40,9 +41,10 @@ from .errors import (
     ToolRetriesExceeded,
     UsageLimitExceeded,
 )
-from .history import HistoryProcessor, validate_history
+from .history import HistoryProcessor, awaiting, validate_history
 from .messages import (
     Message,
+    ServerToolCall,
     TextPart,
     ToolCall,
     ToolResult,
@@ -61,6 +63,7 @@ from .providers.base import (
     OutputMode,
     OutputSpec,
     ToolDefinition,
+    check_builtin_tools,
     check_thinking,
     model_profile,
 )
@@ -110,6 +113,7 @@ _NO_DEPS: Any = None  # `deps` left out: None, whatever the agent's DepsT (users
 
 _DELTAS = frozenset({ThinkingDelta, TextDelta, ToolCallDelta})
 
+_APPROVED = "The user approved this call."
 _FINAL_RESULT_ACCEPTED = "Final result processed."
 _FINAL_RESULT_IGNORED = "A final result was already given in this turn; this call was ignored."
 
@@ -196,7 +200,8 @@ class RunResult(Generic[OutputT]):
     what the adapters adjusted to send the requests.
 
     A run that stopped at calls needing approval has them in `pending_approvals` (the last
-    message of `messages` holds them) and no output: continue it with
+    message of `messages` holds them: tool calls, and built-in tool calls the provider asks you
+    to approve, such as a remote MCP server's) and no output: continue it with
     `agent.run(None, history=result.messages, approvals={call.id: True, ...})`.
     """
 
@@ -209,14 +214,14 @@ class RunResult(Generic[OutputT]):
         new_messages: list[Message],
         usage: Usage,
         *,
-        pending_approvals: Sequence[ToolCall] = (),
+        pending_approvals: Sequence[ToolCall | ServerToolCall] = (),
         warnings: Sequence[WarningEvent] = (),
     ) -> None:
         self._output = output
         self.messages = messages
         self.new_messages = new_messages
         self.usage = usage
-        self.pending_approvals: list[ToolCall] = list(pending_approvals)
+        self.pending_approvals: list[ToolCall | ServerToolCall] = list(pending_approvals)
         self.warnings: list[WarningEvent] = list(warnings)
 
     @property
@@ -277,6 +282,7 @@ class _Plan:
     instructions: str | None
     output: OutputSpec | None
     profile: ModelProfile
+    builtin_tools: tuple[BuiltinTool, ...] = ()
 
 
 class Agent(Generic[DepsT, OutputT]):
@@ -284,7 +290,10 @@ class Agent(Generic[DepsT, OutputT]):
 
     `model` is any `Model` (an adapter such as `AnthropicModel`, or `ScriptedModel` in tests).
     `tools` are plain sync or async functions (or `Tool`s); a tool whose first parameter is
-    `RunContext[D]` receives the run's context, with the `deps` given to `run`.
+    `RunContext[D]` receives the run's context, with the `deps` given to `run`. The provider's
+    own tools go in the same list as their configs (`WebSearch()`, `CodeExecution()`,
+    `MCPServer(...)`: see `thinkagent.builtin_tools`); one the model cannot declare is a
+    `ConfigurationError` here.
     `instructions` are text or a function of the run's context. `history_processors` shape the
     history sent on each request (never the evidence kept). `max_turns` bounds the model
     requests of one run.
@@ -316,7 +325,7 @@ class Agent(Generic[DepsT, OutputT]):
         *,
         output_type: type[OutputT] = ...,
         deps_type: type[DepsT] = ...,
-        tools: Iterable[ToolFunction | Tool] = (),
+        tools: Iterable[ToolFunction | Tool | BuiltinTool] = (),
         instructions: Instructions[DepsT] | None = None,
         max_turns: int = 25,
         history_processors: Sequence[HistoryProcessor] = (),
@@ -336,7 +345,7 @@ class Agent(Generic[DepsT, OutputT]):
         *,
         output_type: object,
         deps_type: object = ...,
-        tools: Iterable[ToolFunction | Tool] = (),
+        tools: Iterable[ToolFunction | Tool | BuiltinTool] = (),
         instructions: Instructions[Any] | None = None,
         max_turns: int = 25,
         history_processors: Sequence[HistoryProcessor] = (),
@@ -355,7 +364,7 @@ class Agent(Generic[DepsT, OutputT]):
         *,
         output_type: object = str,
         deps_type: object = type(None),
-        tools: Iterable[ToolFunction | Tool] = (),
+        tools: Iterable[ToolFunction | Tool | BuiltinTool] = (),
         instructions: Instructions[Any] | None = None,
         max_turns: int = 25,
         history_processors: Sequence[HistoryProcessor] = (),
@@ -401,7 +410,16 @@ class Agent(Generic[DepsT, OutputT]):
         self._output: OutputSchema[OutputT] = OutputSchema(output_type)
         self.output_mode: OutputMode | None = self._resolve_output_mode(output_mode)
         self.tools: dict[str, Tool] = {}
+        builtin: list[BuiltinTool] = []
         for item in tools:
+            if isinstance(item, BuiltinTool):
+                builtin.append(item)
+                continue
+            builtin_class = _builtin_class(item)
+            if builtin_class is not None:
+                raise ConfigurationError(
+                    f"give an instance of {builtin_class} ({builtin_class}()), not the class"
+                )
             tool = item if isinstance(item, Tool) else Tool(item)
             if tool.name in self.tools:
                 raise ConfigurationError(f"two tools are named {tool.name!r}")
@@ -410,12 +428,28 @@ class Agent(Generic[DepsT, OutputT]):
                     f"a tool is named {tool.name!r}, the name of the output tool: rename it"
                 )
             self.tools[tool.name] = tool
+        self.builtin_tools: tuple[BuiltinTool, ...] = tuple(builtin)
+        """The provider's own tools the model may use (`WebSearch()`...)."""
+        self._check_builtin_tools()
         self._early_tools = frozenset(
             name
             for name, tool in self.tools.items()
             if not tool.requires_approval
             and (tool.early_start if tool.early_start is not None else early_tool_start)
         )
+
+    def _check_builtin_tools(self) -> None:
+        """Refuse, before any request, a built-in tool the model cannot declare, and a
+        `ToolSearch` that defers a tool the agent does not have."""
+        check_builtin_tools(self.model, self.builtin_tools)
+        for tool in self.builtin_tools:
+            if isinstance(tool, ToolSearch):
+                for name in tool.deferred:
+                    if name not in self.tools:
+                        raise ConfigurationError(
+                            f"ToolSearch(deferred=...) names {name!r}, which is not one of the "
+                            "agent's tools"
+                        )
 
     def _resolve_output_mode(self, setting: OutputModeSetting) -> OutputMode | None:
         if setting not in ("auto", "native", "tool"):
@@ -586,7 +620,7 @@ class Agent(Generic[DepsT, OutputT]):
                     yield response
                 if self.usage_limits is not None:
                     self.usage_limits.check(state.usage)
-                pending = response.message.tool_calls
+                pending = awaiting(response.message)
                 if not pending:
                     if self._answer(response.message, state, plan):
                         break
@@ -729,12 +763,14 @@ class Agent(Generic[DepsT, OutputT]):
         if feedback is not None:
             state.new_messages.append(Message.user(feedback))
 
-    def _start(self, prompt: UserPrompt | None, state: _RunState) -> list[ToolCall]:
+    def _start(
+        self, prompt: UserPrompt | None, state: _RunState
+    ) -> list[ToolCall | ServerToolCall]:
         """Validate the history and work out where the run begins; returns calls to run first."""
         history = state.history
         validate_history(history, model_first=self._has_instructions)
         last = history[-1] if history else None
-        unanswered = last.tool_calls if last is not None and last.role == "assistant" else []
+        unanswered = awaiting(last) if last is not None and last.role == "assistant" else []
         if state.approvals:
             self._check_approvals(prompt, unanswered, state.approvals, len(history))
         if prompt is not None:
@@ -767,20 +803,16 @@ class Agent(Generic[DepsT, OutputT]):
     def _check_approvals(
         self,
         prompt: UserPrompt | None,
-        unanswered: list[ToolCall],
+        unanswered: list[ToolCall | ServerToolCall],
         approvals: Mapping[str, Approval],
         at: int,
     ) -> None:
         if prompt is not None:
             raise ApprovalError("approvals continue a stopped run: call run(None, history=...)")
-        awaiting = {
-            call.id: call
-            for call in unanswered
-            if (tool := self.tools.get(call.name)) is not None and tool.requires_approval
-        }
+        waiting_ids = {call.id: call for call in unanswered if self._needs_approval(call)}
         for call_id, decision in approvals.items():
-            if call_id not in awaiting:
-                waiting = ", ".join(repr(i) for i in awaiting) or "none"
+            if call_id not in waiting_ids:
+                waiting = ", ".join(repr(i) for i in waiting_ids) or "none"
                 raise ApprovalError(
                     f"no call {call_id!r} awaits approval at the end of the history "
                     f"(messages[{at - 1}]; awaiting: {waiting})"
@@ -789,6 +821,14 @@ class Agent(Generic[DepsT, OutputT]):
                 raise ApprovalError(
                     f"the decision for {call_id!r} must be True, False or ToolDenied(...)"
                 )
+
+    def _needs_approval(self, call: ToolCall | ServerToolCall) -> bool:
+        """Whether `call` waits for an approval: a call of a tool that requires one, or a
+        built-in tool call the provider asks you to approve."""
+        if isinstance(call, ServerToolCall):
+            return call.approval
+        tool = self.tools.get(call.name)
+        return tool is not None and tool.requires_approval
 
     async def _plan(self, state: _RunState) -> _Plan:
         """What every request of this run shares: tools, instructions, output (ADR 31)."""
@@ -819,7 +859,9 @@ class Agent(Generic[DepsT, OutputT]):
             raise HistoryError(
                 "nothing to run: no prompt, no instructions and an empty history", message_index=0
             )
-        return _Plan(tools, instructions or None, output, model_profile(self.model))
+        return _Plan(
+            tools, instructions or None, output, model_profile(self.model), self.builtin_tools
+        )
 
     async def _request(self, state: _RunState, plan: _Plan) -> ModelRequest:
         messages: list[Message] = state.messages
@@ -843,33 +885,31 @@ class Agent(Generic[DepsT, OutputT]):
             instructions=plan.instructions,
             settings=self.model_settings,
             output=plan.output,
+            builtin_tools=plan.builtin_tools,
         )
 
     async def _run_calls(
         self,
-        calls: list[ToolCall],
+        calls: list[ToolCall | ServerToolCall],
         state: _RunState,
         output_tool: str | None,
         early: dict[str, asyncio.Future[ToolResult]],
     ) -> list[ToolResult]:
         """Run a step's calls: stop for approvals, validate the output tool's, run the others
         concurrently (taking over those `early` started while the model streamed). Results
-        are kept in call order, in one user message."""
+        are kept in call order, in one user message; a built-in tool call the provider asked
+        to have approved is answered with the decision (the provider runs it)."""
         approvals, state.approvals = state.approvals, {}
-        awaiting = [
-            call
-            for call in calls
-            if (tool := self.tools.get(call.name)) is not None
-            and tool.requires_approval
-            and call.id not in approvals
+        waiting = [
+            call for call in calls if self._needs_approval(call) and call.id not in approvals
         ]
-        if awaiting:  # nothing runs until every call of the step can: their results go together
+        if waiting:  # nothing runs until every call of the step can: their results go together
             state.result = RunResult(
                 _PENDING,
                 state.messages,
                 list(state.new_messages),
                 state.usage,
-                pending_approvals=awaiting,
+                pending_approvals=waiting,
                 warnings=state.warnings,
             )
             return []
@@ -877,16 +917,24 @@ class Agent(Generic[DepsT, OutputT]):
         to_run: list[tuple[int, ToolCall]] = []
         for i, call in enumerate(calls):
             decision = approvals.get(call.id, True)
-            if call.name == output_tool:
+            if call.name == output_tool and isinstance(call, ToolCall):
                 continue
-            if decision is True:
+            if isinstance(call, ServerToolCall):
+                results[i] = (
+                    ToolResult(call_id=call.id, name=call.name, content=_APPROVED)
+                    if decision is True
+                    else ToolResult(
+                        call_id=call.id,
+                        name=call.name,
+                        content=_denial(decision),
+                        is_error=True,
+                    )
+                )
+            elif decision is True:
                 to_run.append((i, call))
             else:
-                reason = (
-                    decision.reason if isinstance(decision, ToolDenied) else ToolDenied().reason
-                )
                 results[i] = ToolResult(
-                    call_id=call.id, name=call.name, content=reason, is_error=True
+                    call_id=call.id, name=call.name, content=_denial(decision), is_error=True
                 )
         if self.usage_limits is not None:
             self.usage_limits.check_tool_calls(state.tool_calls, len(to_run))
@@ -937,13 +985,16 @@ class Agent(Generic[DepsT, OutputT]):
         return final
 
     def _output_calls(
-        self, calls: list[ToolCall], results: list[ToolResult | None], output_tool: str
+        self,
+        calls: list[ToolCall | ServerToolCall],
+        results: list[ToolResult | None],
+        output_tool: str,
     ) -> tuple[bool, Any, tuple[list[dict[str, Any]], object] | None]:
         """Answer the output tool's calls of a step: `(found, output, last error)`."""
         found, output = False, None
         error: tuple[list[dict[str, Any]], object] | None = None
         for i, call in enumerate(calls):
-            if call.name != output_tool:
+            if call.name != output_tool or not isinstance(call, ToolCall):
                 continue
             if found:
                 results[i] = ToolResult(
@@ -1025,6 +1076,18 @@ async def _cancel(tasks: Iterable[asyncio.Future[Any]]) -> None:
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _builtin_class(item: object) -> str | None:
+    """The name of a built-in tool config class given where an instance belongs, else None."""
+    if isinstance(item, type) and issubclass(item, BuiltinTool):
+        return item.__name__
+    return None
+
+
+def _denial(decision: Approval) -> str:
+    """The reason a denied call's result gives."""
+    return decision.reason if isinstance(decision, ToolDenied) else ToolDenied().reason
 
 
 def _foreign_cause(error: BaseException) -> bool:

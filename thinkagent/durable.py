@@ -49,6 +49,7 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
 from .agent import Agent, AgentEvent, Approval, RunResult, ToolDenied
 from .context import DepsT, RunContext
 from .errors import ConfigurationError, StreamInterrupted, ThinkAgentError
+from .history import awaiting
 from .messages import Document, Image, Message, TextPart, ToolResult, Usage, UserPrompt
 from .providers.base import Model, ModelProfile, ModelRequest, ModelResponse, model_profile
 from .stream import (
@@ -527,7 +528,7 @@ class DurableAgent(Generic[DepsT, OutputT]):
         by_id = {
             call.id: call
             for message in messages[-1:]
-            for call in message.tool_calls
+            for call in awaiting(message)
             if call.id in outcome.pending
         }
         return RunResult(

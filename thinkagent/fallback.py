@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 
+from .builtin_tools import BuiltinTool
 from .errors import ConfigurationError, FallbackExhausted, ProviderError
 from .providers.base import (
     MediaSupport,
@@ -12,6 +13,7 @@ from .providers.base import (
     ModelRequest,
     ModelResponse,
     ModelStreamEvent,
+    check_builtin_tools,
     model_profile,
 )
 from .stream import WarningEvent
@@ -71,6 +73,11 @@ class FallbackModel:
     def scope(self) -> str:
         """The first model's scope (each message records the scope that actually answered)."""
         return self.models[0].scope
+
+    def check_builtin_tools(self, tools: Sequence[BuiltinTool]) -> None:
+        """Every model must take the built-in tools: a request may go to any of them."""
+        for model in self.models:
+            check_builtin_tools(model, tools)
 
     def __repr__(self) -> str:
         return f"FallbackModel({', '.join(repr(model) for model in self.models)})"

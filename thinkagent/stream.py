@@ -10,7 +10,7 @@ part identity; `MessageAssembler` folds deltas that already carry their index.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Generic
 
@@ -23,6 +23,8 @@ from .messages import (
     OpaqueBlock,
     Part,
     ProviderDetails,
+    ServerToolCall,
+    ServerToolResult,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -150,7 +152,8 @@ class _Builder:
     id: str | None = None
     name: str | None = None
     details: dict[str, JsonValue] | None = None
-    raw: dict[str, JsonValue] | None = None  # an opaque block's data, as it stands
+    raw: dict[str, JsonValue] | None = None  # a provider block's data, as it stands
+    make: Callable[[dict[str, JsonValue]], Part] | None = None  # builds the block from `raw`
     done: Part | None = None  # the part, once its end was signalled (built once)
 
     def merge_details(self, details: ProviderDetails | None) -> None:
@@ -169,6 +172,10 @@ _KINDS: dict[type[ModelDelta], type[Part]] = {
     TextDelta: TextPart,
     ToolCallDelta: ToolCall,
 }
+
+
+_WHOLE: frozenset[type[Part]] = frozenset({OpaqueBlock, ServerToolCall, ServerToolResult})
+"""The parts that keep a provider's block whole: built from the block, never from deltas."""
 
 
 class MessageAssembler:
@@ -200,6 +207,13 @@ class MessageAssembler:
             if delta.redacted is not None:
                 builder.redacted = delta.redacted
             builder.id = delta.id or builder.id
+
+    def add_part(self, index: int, part: Part) -> PartEnd:
+        """Part `index` arrived whole (a provider block: `OpaqueBlock`, `ServerToolCall`,
+        `ServerToolResult`, which no delta describes): the `PartEnd` to yield for it."""
+        builder = self._builder(index, type(part))
+        builder.done = part
+        return PartEnd(index, part)
 
     def _builder(self, index: int, kind: type[Part]) -> _Builder:
         builder = self._builders.get(index)
@@ -272,8 +286,10 @@ class MessageAssembler:
         )
 
     def _part(self, b: _Builder, *, partial: bool = False) -> Part | None:
-        if b.kind is OpaqueBlock:  # kept only whole: a cut one could not go back as it was
-            return b.done if partial else OpaqueBlock.of(b.raw or {})
+        if b.make is not None or b.kind in _WHOLE:  # kept only whole: a cut one could not go back
+            if partial or b.make is None:
+                return b.done
+            return b.make(b.raw or {})
         text = "".join(b.chunks)
         if b.kind is ThinkingBlock:
             if partial and not (text or b.signature or b.redacted is not None or b.id):
@@ -412,7 +428,29 @@ class StreamBuilder(MessageAssembler):
         holds so far with `data`: the adapter folds the vendor's events into the block itself.
         It is yielded by no delta; `end(key)` gives its `PartEnd`, and a stream cut before that
         leaves it out of the partial message."""
-        self._open(key, OpaqueBlock).raw = data
+        self.block(key, data, OpaqueBlock, OpaqueBlock.of)
+
+    def block(
+        self,
+        key: Hashable,
+        data: dict[str, JsonValue],
+        kind: type[Part],
+        make: Callable[[dict[str, JsonValue]], Part],
+    ) -> None:
+        """Open part `key` as a provider block of `kind` (an `OpaqueBlock`, a `ServerToolCall`,
+        a `ServerToolResult`), or replace what it holds so far with `data`; `make` builds the
+        part from the block once it is complete. Like `opaque`: no delta, `end(key)` gives its
+        `PartEnd`, and a stream cut before that leaves it out."""
+        builder = self._open(key, kind)
+        builder.raw = data
+        builder.make = make
+
+    def whole(self, key: Hashable, part: Part) -> PartEnd:
+        """Part `key` arrived whole (a provider block the vendor sends in one event): it takes
+        the next position and is complete at once; the `PartEnd` to yield."""
+        builder = self._open(key, type(part))
+        builder.done = part
+        return PartEnd(builder.index, part)
 
     def end(self, key: Hashable) -> PartEnd | None:
         """Part `key` is complete (the vendor said so): the `PartEnd` to yield, or None when

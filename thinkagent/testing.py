@@ -21,8 +21,18 @@ import json
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from .builtin_tools import BuiltinTool
 from .errors import ConfigurationError, StreamInterrupted, ThinkAgentError
-from .messages import Message, TextPart, ThinkingBlock, ToolCall, ToolResult
+from .messages import (
+    Message,
+    OpaqueBlock,
+    ServerToolCall,
+    ServerToolResult,
+    TextPart,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+)
 from .providers.base import (
     MediaSupport,
     ModelProfile,
@@ -69,7 +79,9 @@ class ScriptedModel:
     Messages without provenance are tagged with this model's `scope` and `model_name`.
     `profile` is what it declares it can do: by default any media and no native structured
     output (so an agent with an `output_type` uses its output tool; pass
-    `ModelProfile(native_output=True, ...)` to test the native path).
+    `ModelProfile(native_output=True, ...)` to test the native path). It takes every built-in
+    tool (they reach it in `ModelRequest.builtin_tools`): script the `ServerToolCall` and
+    `ServerToolResult` parts a provider would return.
     """
 
     def __init__(
@@ -96,6 +108,9 @@ class ScriptedModel:
     def scope(self) -> str:
         return self._scope
 
+    def check_builtin_tools(self, tools: Sequence[BuiltinTool]) -> None:
+        """A scripted model takes any built-in tool."""
+
     @property
     def remaining(self) -> int:
         """How many scripted responses have not been used yet."""
@@ -115,17 +130,23 @@ class ScriptedModel:
         assembler = MessageAssembler(json_arguments=json_arguments)
         cut = scripted.interrupt_after
         last = {delta.index: n for n, delta in enumerate(deltas)}  # each part's last delta
+        whole = [(i, p) for i, p in enumerate(message.parts) if isinstance(p, _WHOLE)]
         for warning in scripted.warnings:
             yield warning
         for n, delta in enumerate(deltas):
             if n == cut:
                 break
+            while whole and whole[0][0] < delta.index:  # a provider block, before this part
+                yield assembler.add_part(*whole.pop(0))
             assembler.add(delta)
             await asyncio.sleep(0)  # a real stream yields to the loop between events
             yield delta
             if last[delta.index] == n and (end := assembler.finish_part(delta.index)):
                 yield end
-        if cut is not None:
+        if cut is None:
+            for index, part in whole:
+                yield assembler.add_part(index, part)
+        else:
             raise StreamInterrupted(
                 "scripted stream interrupted",
                 scope=self._scope,
@@ -170,8 +191,13 @@ class ScriptedModel:
         )
 
 
+_WHOLE = (OpaqueBlock, ServerToolCall, ServerToolResult)
+
+
 def deltas_for(message: Message, chunk_size: int = 8) -> list[ModelDelta]:
-    """The deltas a provider would stream for `message`: text in chunks, proofs last."""
+    """The deltas a provider would stream for `message`: text in chunks, proofs last. Provider
+    blocks (`OpaqueBlock`, `ServerToolCall`, `ServerToolResult`) have none: they stream whole,
+    as their `PartEnd`."""
 
     def chunks(text: str) -> list[str]:
         return [text[i : i + chunk_size] for i in range(0, len(text), chunk_size)] or [""]
