@@ -18,6 +18,7 @@ from pydantic import JsonValue
 from typing_extensions import TypeVar
 
 from .messages import (
+    Citation,
     FinishReason,
     Message,
     OpaqueBlock,
@@ -152,6 +153,7 @@ class _Builder:
     id: str | None = None
     name: str | None = None
     details: dict[str, JsonValue] | None = None
+    citations: tuple[Citation, ...] = ()  # a text part's, folded in whole
     raw: dict[str, JsonValue] | None = None  # a provider block's data, as it stands
     make: Callable[[dict[str, JsonValue]], Part] | None = None  # builds the block from `raw`
     done: Part | None = None  # the part, once its end was signalled (built once)
@@ -302,7 +304,9 @@ class MessageAssembler:
                 provider_details=b.details,
             )
         if b.kind is TextPart:
-            return TextPart(text=text, signature=b.signature, provider_details=b.details)
+            return TextPart(
+                text=text, signature=b.signature, citations=b.citations, provider_details=b.details
+            )
         if b.id is None or b.name is None:
             if partial:
                 return None
@@ -384,11 +388,15 @@ class StreamBuilder(MessageAssembler):
         *,
         signature: str | None = None,
         details: ProviderDetails | None = None,
+        citations: tuple[Citation, ...] | None = None,
     ) -> TextDelta | None:
-        """Fold visible text (and its signature, on Gemini) into part `key`."""
+        """Fold visible text (and its signature, on Gemini) into part `key`; `citations`, when
+        given, are the part's whole citations so far (they yield no delta)."""
         builder = self._open(key, TextPart)
         if details:
             builder.merge_details(details)
+        if citations is not None:
+            builder.citations = citations
         if text:
             builder.chunks.append(text)
         elif signature is None:

@@ -49,8 +49,20 @@ from ..encoding import (
     stable_id,
 )
 from ..framework import EmulatorState, JsonReply, StreamReply, WireError, WireRequest, WireRoute
-from ..model import Call, CallResult, Conversation, Media, Reply, Settings, ToolSpec, Turn
+from ..model import (
+    Call,
+    CallResult,
+    Conversation,
+    Media,
+    Reply,
+    ServerToolSpec,
+    ServerUse,
+    Settings,
+    ToolSpec,
+    Turn,
+)
 from ..signing import Signer, expand
+from . import server_tools
 from .caching import AutomaticCache
 from .compat import DEEPSEEK_RESPONSES_MISSING
 from .rules import (
@@ -179,6 +191,8 @@ class _ResponsesRequest:
     tools: list[dict[str, Any]]
     items: list[Mapping[str, Any]]
     texts: Mapping[int, str]  # the reasoning items' texts, by item index
+    include: tuple[Any, ...] = ()
+    listed: frozenset[str] = frozenset()  # MCP servers whose tools the input lists
 
 
 def _input_error(message: str, status: int = 400) -> OpenAIError:
@@ -382,11 +396,19 @@ def _conversation(
     texts: Mapping[int, str],
     instructions: str,
     tools: tuple[ToolSpec, ...],
+    server: tuple[ServerToolSpec, ...] = (),
+    listed: set[str] | None = None,
 ) -> Conversation:
     system = [instructions] if instructions else []
     turns: list[Turn] = []
+    listed = set() if listed is None else listed
 
-    def assistant(text: str = "", thinking: str = "", calls: tuple[Call, ...] = ()) -> None:
+    def assistant(
+        text: str = "",
+        thinking: str = "",
+        calls: tuple[Call, ...] = (),
+        uses: tuple[ServerUse, ...] = (),
+    ) -> None:
         if turns and turns[-1].role == "assistant" and not thinking:
             last = turns[-1]
             turns[-1] = Turn(
@@ -394,9 +416,12 @@ def _conversation(
                 text="\n".join(t for t in (last.text, text) if t),
                 thinking=last.thinking,
                 calls=last.calls + calls,
+                server_uses=last.server_uses + uses,
             )
         else:
-            turns.append(Turn("assistant", text=text, thinking=thinking, calls=calls))
+            turns.append(
+                Turn("assistant", text=text, thinking=thinking, calls=calls, server_uses=uses)
+            )
 
     for index, item in enumerate(items):
         kind = item.get("type")
@@ -419,6 +444,18 @@ def _conversation(
                 parse_arguments(item.get("arguments")),
             )
             assistant(calls=(call,))
+        elif kind in server_tools.HOSTED_ITEMS:
+            use = server_tools.read_item(item, listed)
+            if use is not None:
+                assistant(uses=(use,))
+        elif kind == "mcp_approval_response":
+            turns.append(server_tools.approval_turn(item))
+        elif kind in server_tools.HOSTED_ITEMS:
+            use = server_tools.read_item(item, listed)
+            if use is not None:
+                assistant(uses=(use,))
+        elif kind == "mcp_approval_response":
+            turns.append(server_tools.approval_turn(item))
         elif kind == "function_call_output":
             output = item.get("output")
             media = _media(output, f"input[{index}].output")
@@ -428,7 +465,12 @@ def _conversation(
                 turns[-1] = Turn("user", results=(*last.results, result))
             else:
                 turns.append(Turn("user", results=(result,)))
-    return Conversation(system="\n".join(s for s in system if s), turns=tuple(turns), tools=tools)
+    return Conversation(
+        system="\n".join(s for s in system if s),
+        turns=tuple(turns),
+        tools=tools,
+        server_tools=server,
+    )
 
 
 def _response_schema(raw: Any) -> Mapping[str, Any] | None:
@@ -472,16 +514,19 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
     if summary is not None and summary not in _SUMMARY_MODES:
         raise invalid_value(summary, ("concise", "detailed", "auto"), "reasoning.summary")
     specs, echoed_tools = _tools(body.get("tools"))
+    hosted = server_tools.declared(body.get("tools"), model)
     choice, tool_name = tool_choice(body.get("tool_choice"), nested=False)
     stored = body.get("store") is not False
     items = _items(body.get("input"))
     texts = _reasoning_texts(items, scope, signer, store, stored, model)
     _check_calls(items)
+    server_tools.check_approvals(items)
     if model.family == "deepseek" and brain_effort(effort)[0]:
         _check_deepseek(items)
     instructions = body.get("instructions")
     instructions = instructions if isinstance(instructions, str) else None
-    conversation = _conversation(items, texts, instructions or "", specs)
+    listed: set[str] = set()
+    conversation = _conversation(items, texts, instructions or "", specs, hosted, listed)
     thinking, level = brain_effort(effort)
     max_output = body.get("max_output_tokens")
     max_output = max_output if isinstance(max_output, int) else None
@@ -513,6 +558,8 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
         tools=echoed_tools,
         items=items,
         texts=texts,
+        include=tuple(as_list(body.get("include"))),
+        listed=frozenset(listed),
     )
 
 
@@ -657,6 +704,9 @@ class OpenAIResponsesAPI(OpenAIWire):
         if reply.thinking is not None and parsed.model.reasons:
             output.append(self._reasoning_item(parsed, reply, seed, scope))
         complete = reply.stop != "max_tokens"
+        output += server_tools.output_items(reply, seed, parsed.include, set(parsed.listed))
+        if reply.server_uses and reply.server_uses[-1].approval == "pending":
+            return output  # the response waits for the approval
         if reply.tool_calls:
             for index, call in enumerate(reply.tool_calls):
                 output.append(
@@ -674,7 +724,13 @@ class OpenAIResponsesAPI(OpenAIWire):
                 {
                     "content": [
                         {
-                            "annotations": [],
+                            "annotations": server_tools.url_citations(
+                                reply.text,
+                                [
+                                    *reply.server_uses,
+                                    *(u for t in parsed.conversation.turns for u in t.server_uses),
+                                ],
+                            ),
                             "logprobs": [],
                             "text": reply.text,
                             "type": "output_text",
@@ -764,6 +820,8 @@ class OpenAIResponsesAPI(OpenAIWire):
                 if cut_at is None:
                     cut_at = len(events)  # before the item (and its encrypted content) is done
                 emit("response.output_item.done", item=item, output_index=index)
+            elif kind in server_tools.HOSTED_ITEMS:
+                server_tools.stream_item(item, index, emit)
             elif kind == "function_call":
                 emit(
                     "response.output_item.added",

@@ -51,15 +51,20 @@ from openai.types.responses import (
 )
 from pydantic import JsonValue
 
+from ...builtin_tools import BuiltinTool
 from ...errors import ConfigurationError, ProviderError
 from ...history import ForeignReasoning, for_scope
 from ...messages import (
+    Citation,
     Document,
     FinishReason,
     Image,
     Message,
+    OpaqueBlock,
     Part,
     ProviderDetails,
+    ServerToolCall,
+    ServerToolResult,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -85,6 +90,7 @@ from ..base import (
     ModelSettings,
     ModelStreamEvent,
 )
+from . import _server_tools
 from ._thinking import responses_effort
 from ._wire import (
     SDK_ERRORS,
@@ -252,11 +258,18 @@ class OpenAIResponsesModel(OpenAIAdapter):
         reasoning."""
         return _PROFILE
 
+    def check_builtin_tools(self, tools: Sequence[BuiltinTool]) -> None:
+        """Raise `ConfigurationError` for a built-in tool (or option) the Responses API or this
+        model lacks (see `_server_tools`)."""
+        effort = self.thinking.effort if self.thinking is not None else None
+        _server_tools.check(tools, self.model_name, effort)
+
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for `client.responses.create` (without `stream`).
 
         Raises `ConfigurationError` for a `tool_choice` naming no tool on offer, for
-        `stop_sequences` (the Responses API has none) and for media it does not take.
+        `stop_sequences` (the Responses API has none), for media it does not take and for a
+        built-in tool it does not have.
         """
         return self._prepare(request)[0]
 
@@ -282,6 +295,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
         if reasoning:
             params["reasoning"] = reasoning
         if request.tools:
+            deferred = _server_tools.deferred(request.builtin_tools)
             params["tools"] = [
                 {
                     "type": "function",
@@ -289,10 +303,17 @@ class OpenAIResponsesModel(OpenAIAdapter):
                     "description": tool.description,
                     "parameters": tool.parameters,
                     "strict": False,
+                    **({"defer_loading": True} if tool.name in deferred else {}),
                 }
                 for tool in request.tools
             ]
             set_tool_choice(params, settings, request.tools, _named_tool_choice)
+        if request.builtin_tools:
+            hosted, include = _server_tools.declarations(
+                request.builtin_tools, self.model_name, effort
+            )
+            params["tools"] = [*params.get("tools", []), *hosted]
+            params["include"] = [*params["include"], *include]
         output = request.output
         if output is not None and output.mode == "native":
             text_format: dict[str, Any] = {
@@ -338,13 +359,24 @@ class OpenAIResponsesModel(OpenAIAdapter):
           `reasoning_text` items). One that cannot (no `encrypted_content` with `store=False`,
           nothing to read) is left out, and the item after it goes back without its id, so the
           service never looks for the missing reasoning.
+        - Built-in tools' items (`web_search_call`, `mcp_call`...) exactly as they came, in
+          their place; the decision on an approval request as an `mcp_approval_response`.
         - Other scopes' turns: text as assistant messages and function calls without item ids;
-          their reasoning is dropped (or sent as text with `foreign_reasoning="text"`).
+          their reasoning is dropped (or sent as text with `foreign_reasoning="text"`), their
+          built-in tools' items too.
         """
         out: list[dict[str, Any]] = []
-        for message in for_scope(messages, self.scope, foreign_reasoning=self.foreign_reasoning):
+        scoped = for_scope(messages, self.scope, foreign_reasoning=self.foreign_reasoning)
+        requests = _server_tools.approval_requests(scoped)
+
+        def answer(result: ToolResult) -> dict[str, Any]:
+            if result.call_id in requests:
+                return _server_tools.approval_response(result)
+            return _call_output(result)
+
+        for message in scoped:
             if message.role == "user":
-                out += user_items(message, _call_output, _input_content)
+                out += user_items(message, answer, _input_content)
             elif message.scope == self.scope:
                 out.extend(_native_items(message.parts, store=self._store))
             else:
@@ -413,13 +445,17 @@ class OpenAIResponsesModel(OpenAIAdapter):
         finish = self.map_finish_reason(raw)
         if finish == "stop" and any(isinstance(p, ToolCall) for p in parts):
             finish = "tool_call"
+        usage = _usage(response.usage)
+        uses = _server_tools.uses(parts)
+        if uses:
+            usage = usage.model_copy(update={"server_tool_uses": uses})
         return Message(
             role="assistant",
             parts=tuple(parts),
             scope=self.scope,
             model=response.model or self.model_name,
             id=response.id,
-            usage=_usage(response.usage),
+            usage=usage,
             finish_reason=finish,
             provider_details={"finish_reason": raw} if raw is not None else None,
         )
@@ -528,7 +564,14 @@ class _ResponseStream:
             builder.tool_call(key, details=_item_details(item.id, follows))
         elif item.type == "message":
             for number, content in enumerate(item.content):
-                builder.text((key, number), details=_text_details(item, content, follows))
+                builder.text(
+                    (key, number),
+                    details=_text_details(item, content, follows),
+                    citations=_citations(content),
+                )
+        elif item.type in _server_tools.HOSTED_ITEMS or item.type == "mcp_list_tools":
+            for number, part in enumerate(_server_tools.item_parts(_plain_item(item))):
+                out.append(builder.whole((key, "server", number), part))
         for part_key in self._keys.pop(key, ()):
             end = builder.end(part_key)
             out += [end] if end is not None else []
@@ -571,8 +614,14 @@ def _output_parts(items: Sequence[ResponseOutputItem]) -> list[Part]:
             for content in item.content:
                 text = content.refusal if content.type == "refusal" else content.text
                 parts.append(
-                    TextPart(text=text, provider_details=_text_details(item, content, follows))
+                    TextPart(
+                        text=text,
+                        provider_details=_text_details(item, content, follows),
+                        citations=_citations(content),
+                    )
                 )
+        elif item.type in _server_tools.HOSTED_ITEMS or item.type == "mcp_list_tools":
+            parts += _server_tools.item_parts(_plain_item(item))
         follows = _item_id(item) if item.type == "reasoning" else None
     return parts
 
@@ -601,9 +650,19 @@ def _text_details(
         details["phase"] = item.phase
     if content.type == "refusal":
         details["refusal"] = True
-    elif content.annotations:
-        details["annotations"] = [_plain(a) for a in content.annotations]
     return details
+
+
+def _citations(content: ResponseOutputText | ResponseOutputRefusal) -> tuple[Citation, ...]:
+    """A text part's annotations, as its citations (a refusal has none)."""
+    if content.type == "refusal" or not content.annotations:
+        return ()
+    return _server_tools.citations([_plain_item(a) for a in content.annotations])
+
+
+def _plain_item(value: Any) -> dict[str, JsonValue]:
+    """An SDK object as the JSON object it came as (unknown keys included)."""
+    return cast("dict[str, JsonValue]", value.to_dict(mode="json"))
 
 
 def _item_details(item_id: str | None, follows: str | None) -> ProviderDetails | None:
@@ -670,6 +729,12 @@ def _native_items(parts: Sequence[Part], *, store: bool) -> list[dict[str, Any]]
             after, open_message = part.id, None
             continue
         after = None
+        if isinstance(part, OpaqueBlock | ServerToolCall | ServerToolResult):
+            replayed = _server_tools.replay_item(part)
+            if replayed is not None:
+                entries.append((None, replayed, None))
+            open_message = None
+            continue
         if isinstance(part, ToolCall):
             item: dict[str, Any] = {
                 "type": "function_call",
@@ -686,7 +751,8 @@ def _native_items(parts: Sequence[Part], *, store: bool) -> list[dict[str, Any]]
             if details.get("refusal") is True:
                 content = {"type": "refusal", "refusal": part.text}
             else:
-                annotations = details.get("annotations")
+                # Citations carry the annotations whole; older histories kept them in details.
+                annotations = [c.data for c in part.citations] or details.get("annotations")
                 content = {
                     "type": "output_text",
                     "text": part.text,
