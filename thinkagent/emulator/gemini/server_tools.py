@@ -219,8 +219,10 @@ def server_parts(
         else:
             args = dict(use.arguments)
             response = {"results": [hit.title for hit in use.hits]}  # guess: shape not published
-        call = {"toolCall": {"id": call_id, "toolType": tool_type, "args": args}}
-        answer = {"toolResponse": {"id": call_id, "toolType": tool_type, "response": response}}
+        call: dict[str, Any] = {"toolCall": {"id": call_id, "toolType": tool_type, "args": args}}
+        answer: dict[str, Any] = {
+            "toolResponse": {"id": call_id, "toolType": tool_type, "response": response}
+        }
         for part in (call, answer):
             content = part_content(part)
             assert content is not None
