@@ -431,6 +431,13 @@ class StreamBuilder(MessageAssembler):
             return None
         return ToolCallDelta(builder.index, id, name, arguments, signature, details)
 
+    def replace_arguments(self, key: Hashable, arguments: str) -> None:
+        """Replace the argument text of tool call `key` (a vendor that restates a call's whole
+        arguments after streaming them in pieces it could not keep in order)."""
+        builder = self._keys.get(key)
+        if builder is not None and builder.kind is ToolCall:
+            builder.chunks = [arguments]
+
     def opaque(self, key: Hashable, data: dict[str, JsonValue]) -> None:
         """Open part `key` as a provider block kept whole (`OpaqueBlock`), or replace what it
         holds so far with `data`: the adapter folds the vendor's events into the block itself.
