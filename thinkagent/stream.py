@@ -68,12 +68,14 @@ class ThinkingDelta:
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
-    """More of text part `index` (and its signature, on Gemini)."""
+    """More of text part `index` (and its signature, on Gemini). `citations`, when not None,
+    are the part's citations so far, whole (they replace any given before)."""
 
     index: int
     text: str = ""
     signature: str | None = None
     provider_details: ProviderDetails | None = None
+    citations: tuple[Citation, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +207,8 @@ class MessageAssembler:
             return
         if delta.text:
             builder.chunks.append(delta.text)
+        if isinstance(delta, TextDelta) and delta.citations is not None:
+            builder.citations = delta.citations
         if isinstance(delta, ThinkingDelta):
             if delta.redacted is not None:
                 builder.redacted = delta.redacted
@@ -391,7 +395,7 @@ class StreamBuilder(MessageAssembler):
         citations: tuple[Citation, ...] | None = None,
     ) -> TextDelta | None:
         """Fold visible text (and its signature, on Gemini) into part `key`; `citations`, when
-        given, are the part's whole citations so far (they yield no delta)."""
+        given, are the part's whole citations so far."""
         builder = self._open(key, TextPart)
         if details:
             builder.merge_details(details)
@@ -399,11 +403,11 @@ class StreamBuilder(MessageAssembler):
             builder.citations = citations
         if text:
             builder.chunks.append(text)
-        elif signature is None:
+        elif signature is None and citations is None:
             return None
         if signature is not None:
             builder.signature = signature
-        return TextDelta(builder.index, text, signature, details)
+        return TextDelta(builder.index, text, signature, details, citations)
 
     def tool_call(
         self,

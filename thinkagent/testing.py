@@ -228,6 +228,8 @@ def deltas_for(message: Message, chunk_size: int = 8) -> list[ModelDelta]:
             deltas.extend(TextDelta(i, text=piece) for piece in pieces[1:])
             if part.signature is not None:
                 deltas.append(TextDelta(i, signature=part.signature))
+            if part.citations:
+                deltas.append(TextDelta(i, citations=part.citations))
         elif isinstance(part, ToolCall):
             arguments = (
                 part.arguments
