@@ -199,7 +199,7 @@ def test_what_gemini_lacks_is_refused_before_sending(emu: Emulator) -> None:
     ):
         with pytest.raises(ConfigurationError, match=match):
             Agent(GeminiModel("gemini-3-pro-preview", client=client), tools=[tool])
-    with pytest.raises(ConfigurationError, match="not available on gemini-2.5-flash-image"):
+    with pytest.raises(ConfigurationError, match=r"not available on gemini-2\.5-flash-image"):
         Agent(GeminiModel("gemini-2.5-flash-image", client=gemini), tools=[WebSearch()])
     Agent(
         GeminiModel("gemini-3-pro-preview", client=vertex),
@@ -330,14 +330,14 @@ async def test_the_service_streams_partial_args_only_when_asked(
     ]
     assert calls[0].name == "get_weather" and calls[0].will_continue
     pieces = [a for call in calls for a in call.partial_args or []]
-    assert [a.json_path for a in pieces][0] == "$.city"
+    assert pieces[0].json_path == "$.city"
     assert calls[-1].name is None and not calls[-1].will_continue and not calls[-1].partial_args
 
 
 def test_stream_arguments_is_refused_where_the_model_does_not_take_it(emu: Emulator) -> None:
     with pytest.raises(ConfigurationError, match="only available on Vertex AI with Gemini 3"):
         GeminiModel("gemini-3-pro-preview", client=emu.gemini_client(), stream_arguments=True)
-    with pytest.raises(ConfigurationError, match="gemini-2.5-flash"):
+    with pytest.raises(ConfigurationError, match=r"gemini-2\.5-flash"):
         GeminiModel("gemini-2.5-flash", client=emu.vertex_client(), stream_arguments=True)
 
 
