@@ -41,7 +41,7 @@ def test_a_search_runs_once_per_tool_loop_before_the_function_tools() -> None:
     question = Turn("user", "Search the web for today's news in Paris, then the weather there.")
     first = plan(conversation(question, server=search), Settings(thinking=True))
     [use] = first.server_uses
-    assert use.kind == "web_search" and [h.url for h in use.hits][0].startswith("https://")
+    assert use.kind == "web_search" and use.hits[0].url.startswith("https://")
     assert first.tool_calls[0].name == "get_weather"
     looped = conversation(
         question,
