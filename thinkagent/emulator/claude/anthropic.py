@@ -35,6 +35,7 @@ from ..framework import (
     WireRoute,
 )
 from ..model import Reply
+from . import server_tools
 from .rules import ClaudeBlock, ClaudeRequest, parse_request, render_blocks
 
 __all__ = ["AnthropicAPI"]
@@ -103,7 +104,40 @@ def _usage(reply: Reply, cached: CacheUse, *, streaming_start: bool = False) -> 
     return out
 
 
-def _block_json(block: ClaudeBlock) -> dict[str, Any]:
+_Block = ClaudeBlock | dict[str, Any]
+"""A reply block: one the Claude rules render, or a server tool's block (or cited text) as
+`server_tools` renders it, already in its wire shape."""
+
+
+def _with_server_blocks(
+    blocks: list[ClaudeBlock], reply: Reply, parsed: ClaudeRequest, seed: str, signer: Any
+) -> list[_Block]:
+    """The reply's server tool blocks after its thinking (and compaction), and its text with
+    the citations of the pages it names."""
+    uses = [*reply.server_uses, *(u for t in parsed.conversation.turns for u in t.server_uses)]
+    if not reply.server_uses and not any(u.hits for u in uses):
+        return list(blocks)
+    server = server_tools.server_blocks(reply, seed, signer, SCOPE)
+    at = next(
+        (
+            i
+            for i, b in enumerate(blocks)
+            if b.type not in ("thinking", "redacted_thinking", "compaction")
+        ),
+        len(blocks),
+    )
+    out: list[_Block] = [*blocks[:at], *server]
+    for block in blocks[at:]:
+        cited = (
+            server_tools.citations(block.text, uses, signer, SCOPE) if block.type == "text" else []
+        )
+        out.append({"type": "text", "text": block.text, "citations": cited} if cited else block)
+    return out
+
+
+def _block_json(block: _Block) -> dict[str, Any]:
+    if isinstance(block, dict):
+        return block
     if block.type == "thinking":
         return {"type": "thinking", "thinking": block.text, "signature": block.signature}
     if block.type == "redacted_thinking":
@@ -113,6 +147,23 @@ def _block_json(block: ClaudeBlock) -> dict[str, Any]:
     if block.type == "compaction":
         return {"type": "compaction", "content": block.text}
     return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+
+
+def _server_events(index: int, block: dict[str, Any]) -> list[bytes]:
+    """A block in its wire shape, streamed: a server tool's call (its input in
+    `input_json_delta`s) or result (whole in its start), or cited text (its citations as
+    `citations_delta`s before its text)."""
+    if block.get("type") == "text":
+        events = [_start(index, {"type": "text", "text": ""})]
+        events += [_delta(index, d) for d in server_tools.citation_deltas(block["citations"])]
+        events += [
+            _delta(index, {"type": "text_delta", "text": p}) for p in chunk_text(block["text"])
+        ]
+        return events
+    out: list[bytes] = []
+    for kind, payload in server_tools.stream_events(index, block):
+        out.append(_start(index, payload) if kind == "start" else _delta(index, payload))
+    return out
 
 
 def _start(index: int, block: dict[str, Any]) -> bytes:
@@ -208,8 +259,14 @@ class AnthropicAPI(WireAPI):
         cached = parsed.cache.use(self.cache) if parsed.cache is not None else CacheUse()
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest()
-        blocks = render_blocks(
-            reply, parsed, signer=self.state.signer, tool_id_prefix="toolu_01", seed=seed
+        blocks = _with_server_blocks(
+            render_blocks(
+                reply, parsed, signer=self.state.signer, tool_id_prefix="toolu_01", seed=seed
+            ),
+            reply,
+            parsed,
+            seed,
+            self.state.signer,
         )
         message_id = stable_id("msg_01", seed, str(reply.stop))
         model = cast("str", cast("Mapping[str, Any]", request.body)["model"])
@@ -217,6 +274,9 @@ class AnthropicAPI(WireAPI):
         headers = {"request-id": rid}
         if parsed.stream:
             return self._stream(message_id, model, reply, blocks, headers, parsed, cached)
+        usage = _usage(reply, cached)
+        if parsed.conversation.server_tools:
+            usage["server_tool_use"] = server_tools.server_usage(reply)
         body: dict[str, Any] = {
             "id": message_id,
             "type": "message",
@@ -225,7 +285,7 @@ class AnthropicAPI(WireAPI):
             "content": [_block_json(b) for b in blocks],
             "stop_reason": reply.stop,
             "stop_sequence": None,
-            "usage": _usage(reply, cached),
+            "usage": usage,
         }
         if parsed.transformations is not None:
             body["input_transformations"] = parsed.transformations
@@ -236,7 +296,7 @@ class AnthropicAPI(WireAPI):
         message_id: str,
         model: str,
         reply: Reply,
-        blocks: Sequence[ClaudeBlock],
+        blocks: Sequence[_Block],
         headers: Mapping[str, str],
         parsed: ClaudeRequest,
         cached: CacheUse,
@@ -261,6 +321,12 @@ class AnthropicAPI(WireAPI):
         ]
         cut_at: int | None = None
         for index, block in enumerate(blocks):
+            if isinstance(block, dict):
+                events += _server_events(index, block)
+                events.append(
+                    sse_event("content_block_stop", {"type": "content_block_stop", "index": index})
+                )
+                continue
             if block.type == "thinking":
                 events.append(_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
                 pieces = chunk_text(block.text)
@@ -294,11 +360,13 @@ class AnthropicAPI(WireAPI):
             events.append(
                 sse_event("content_block_stop", {"type": "content_block_stop", "index": index})
             )
-        delta_usage = {
+        delta_usage: dict[str, Any] = {
             **_input_usage(reply, cached),
             "output_tokens": usage.output_tokens,
             "output_tokens_details": {"thinking_tokens": usage.thinking_tokens},
         }
+        if parsed.conversation.server_tools:
+            delta_usage["server_tool_use"] = server_tools.server_usage(reply)
         events.append(
             sse_event(
                 "message_delta",

@@ -42,6 +42,7 @@ from ..encoding import arguments_json, list_or_none, mapping_or_none, stable_id
 from ..framework import WireError
 from ..model import Call, CallResult, Conversation, Media, Reply, Settings, ToolSpec, Turn
 from ..signing import Signer
+from . import server_tools
 from .binding import Prefix, Record, open_proof, seal_proof
 from .caching import CachePlan, check_markers, plan_cache
 from .profiles import ClaudeProfile, claude_profile
@@ -597,6 +598,7 @@ def _neutral(
         calls=tuple(calls),
         results=tuple(results),
         media=tuple(media),
+        server_uses=server_tools.read_blocks(blocks) if role == "assistant" else (),
     )
 
 
@@ -721,6 +723,8 @@ def parse_request(
     if parsed[0][0] == "assistant":
         raise _invalid("messages: The first message must use the `user` role.")
     _check_pairs(parsed)
+    server_tools.check_replay(parsed, signer, platform)
+    server = server_tools.declared(body.get("tools"), model, betas, body.get("mcp_servers"))
     check_markers(raw_tools, system_blocks, parsed, body.get("cache_control"))
 
     system = "\n".join(p for p in system_parts if p)
@@ -748,7 +752,9 @@ def parse_request(
         if first not in _THINKING:
             raise _invalid(_FINAL_THINKING.format(i=turn[0], found=first))
 
-    conversation = Conversation(system=system, turns=_turns(parsed, documents), tools=tools)
+    conversation = Conversation(
+        system=system, turns=_turns(parsed, documents), tools=tools, server_tools=server
+    )
     compaction = None
     if trigger is not None and reply_usage(conversation, Reply()).input_tokens >= trigger:
         question = next(
