@@ -149,3 +149,26 @@ def test_each_gemini_platform_refuses_the_other_ones_tool_config_field(
         response = _gemini(emu, path, body, **headers)
     assert response.status_code == 400
     assert f'Unknown name "{unknown}"' in response.json()["error"]["message"]
+
+
+async def test_claude_refuses_an_mcp_toolset_without_its_beta_or_its_server() -> None:
+    import anthropic
+
+    async with Emulator() as emu:
+        client = emu.anthropic_client(max_retries=0)
+        base: dict[str, Any] = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 100,
+            "messages": [{"role": "user", "content": "roll"}],
+            "tools": [{"type": "mcp_toolset", "mcp_server_name": "dice"}],
+        }
+        beta = {"anthropic-beta": "mcp-client-2025-11-20"}
+        with pytest.raises(anthropic.BadRequestError, match="mcp-client-2025-11-20"):
+            await client.messages.create(**base)
+        with pytest.raises(anthropic.BadRequestError, match="no MCP server named 'dice'"):
+            await client.messages.create(**base, extra_headers=beta)
+        server = {"type": "url", "url": "https://d.example", "name": "dice"}
+        await client.messages.create(
+            **base, extra_headers=beta, extra_body={"mcp_servers": [server]}
+        )
+        await client.close()

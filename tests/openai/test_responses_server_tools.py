@@ -324,3 +324,15 @@ def test_an_old_history_with_annotations_in_details_still_replays_them(emu: Emul
     )
     sent = model(emu.openai_client()).build_messages([Message.user("q"), old])
     assert sent[1]["content"][0]["annotations"] == [annotation]
+
+
+def test_a_request_with_built_in_tools_to_chat_completions_is_refused(emu: Emulator) -> None:
+    from thinkagent import ModelRequest
+    from thinkagent.providers.openai import OpenAIChatModel
+
+    chat = OpenAIChatModel("gpt-5", client=emu.openai_client())
+    with pytest.raises(ConfigurationError, match="not available on OpenAIChatModel"):
+        Agent(chat, tools=[WebSearch()])
+    request = ModelRequest(messages=[Message.user("hi")], builtin_tools=[WebSearch()])
+    with pytest.raises(ConfigurationError, match="use OpenAIResponsesModel"):
+        chat.build_request(request)

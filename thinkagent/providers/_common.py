@@ -11,6 +11,7 @@ from collections.abc import Container, Mapping, Sequence
 from typing import Any, Generic, TypeVar, cast
 from urllib.parse import urlsplit
 
+from ..builtin_tools import BuiltinTool
 from ..errors import ConfigurationError, ProviderError, StreamInterrupted
 from ..history import ForeignReasoning
 from ..messages import ToolCall
@@ -31,6 +32,7 @@ __all__ = [
     "endpoint_host",
     "interrupted",
     "merge_settings",
+    "refuse_builtin_tools",
     "request_options",
     "retryable_status",
     "tool_choice_name",
@@ -190,6 +192,13 @@ def endpoint_host(base_url: object) -> str:
     if port is not None and port != _DEFAULT_PORTS.get(url.scheme.lower()):
         host = f"{host}:{port}"
     return host
+
+
+def refuse_builtin_tools(tools: Sequence[BuiltinTool], where: str, hint: str = "") -> None:
+    """Raise `ConfigurationError` naming the first built-in tool of a request to an adapter
+    that has none (the agent refuses them sooner: `check_builtin_tools`)."""
+    if tools:
+        raise ConfigurationError(f"{tools[0].label} is not available on {where}{hint}")
 
 
 def tool_choice_name(choice: str | None, tools: Sequence[ToolDefinition]) -> str | None:

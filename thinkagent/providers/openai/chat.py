@@ -54,6 +54,7 @@ from .._common import (
     check_prompt_cache,
     copy_settings,
     merge_settings,
+    refuse_builtin_tools,
     request_options,
     unreadable,
 )
@@ -212,6 +213,9 @@ class OpenAIChatModel(OpenAIAdapter):
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         """The request's keyword arguments and the warnings for what had to be adjusted."""
+        refuse_builtin_tools(
+            request.builtin_tools, "Chat Completions", " (use OpenAIResponsesModel)"
+        )
         settings = merge_settings(self.settings, request.settings)
         self._profile.media.check(request.messages)
         messages = self.build_messages(request.messages)
