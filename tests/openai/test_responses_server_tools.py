@@ -336,3 +336,98 @@ def test_a_request_with_built_in_tools_to_chat_completions_is_refused(emu: Emula
     request = ModelRequest(messages=[Message.user("hi")], builtin_tools=[WebSearch()])
     with pytest.raises(ConfigurationError, match="use OpenAIResponsesModel"):
         chat.build_request(request)
+
+
+RECORDED_SHAPE: dict[str, Any] = {
+    "id": "resp_1",
+    "object": "response",
+    "created_at": 1,
+    "model": "gpt-5",
+    "status": "completed",
+    "parallel_tool_calls": True,
+    "tool_choice": "auto",
+    "tools": [],
+    "output": [
+        {
+            "id": "rs_1",
+            "type": "reasoning",
+            "summary": [],
+            "encrypted_content": "gAAAAAB-sealed",
+        },
+        {
+            "id": "ws_1",
+            "type": "web_search_call",
+            "status": "completed",
+            "action": {
+                "type": "search",
+                "query": "lyon news",
+                "sources": [{"type": "url", "url": "https://lyon.example/a"}],
+            },
+        },
+        {
+            "id": "ts_1",
+            "type": "tool_search_call",
+            "call_id": "tsc_1",
+            "execution": "server",
+            "status": "completed",
+            "arguments": {"query": "weather"},
+        },
+        {
+            "id": "tso_1",
+            "type": "tool_search_output",
+            "call_id": "tsc_1",
+            "execution": "server",
+            "status": "completed",
+            "tools": [],
+        },
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "status": "completed",
+            "content": [
+                {
+                    "type": "output_text",
+                    "text": "Lyon is calm.",
+                    "annotations": [
+                        {
+                            "type": "url_citation",
+                            "start_index": 0,
+                            "end_index": 4,
+                            "url": "https://lyon.example/a",
+                            "title": "A",
+                        }
+                    ],
+                }
+            ],
+        },
+    ],
+}
+"""A response in the shapes of the SDK's types for a searched answer (web search, tool
+search, a cited message)."""
+
+
+def test_a_recorded_shape_parses_and_replays_item_for_item(emu: Emulator) -> None:
+    from openai.types.responses import Response
+
+    responses = model(emu.openai_client())
+    message = responses.parse_response(Response.model_validate(RECORDED_SHAPE)).message
+    assert [p.kind for p in message.parts] == [
+        "thinking",
+        "server_tool_call",
+        "server_tool_result",
+        "server_tool_call",
+        "server_tool_result",
+        "text",
+    ]
+    assert message.citations[0].url == "https://lyon.example/a"
+    assert message.usage is not None and message.usage.server_tool_uses == {
+        "web_search": 1,
+        "tool_search": 1,
+    }
+    sent = responses.build_messages([Message.user("news?"), message])
+    assert sent[1:5] == RECORDED_SHAPE["output"][:4]
+    assert (
+        sent[5]["content"][0]["annotations"]
+        == RECORDED_SHAPE["output"][4]["content"][0]["annotations"]
+    )

@@ -50,6 +50,7 @@ from ...messages import (
 
 __all__ = [
     "HOSTED_ITEMS",
+    "ITEMS",
     "approval_requests",
     "approval_response",
     "check",
@@ -88,6 +89,9 @@ HOSTED_ITEMS: Mapping[str, str] = {
     "tool_search_call": "tool_search",
 }
 """The output items of hosted tool calls, by thinkagent's name for the tool."""
+
+ITEMS = frozenset({*HOSTED_ITEMS, "mcp_list_tools", "tool_search_output"})
+"""Every output item type that becomes built-in tool parts (or an opaque MCP tool listing)."""
 
 _INCLUDES: Mapping[type[BuiltinTool], str] = {
     WebSearch: "web_search_call.action.sources",
@@ -183,6 +187,18 @@ def item_parts(item: dict[str, JsonValue]) -> list[Part]:
     kind = str(item.get("type"))
     if kind == "mcp_list_tools":
         return [OpaqueBlock.of(item)]
+    if kind == "tool_search_output":  # the tools a search loaded: its own item
+        call_id = item.get("call_id") or item.get("id")
+        return [
+            ServerToolResult(
+                call_id=str(call_id),
+                name="tool_search",
+                builtin="tool_search",
+                content=item.get("tools"),
+                type=kind,
+                data=item,
+            )
+        ]
     builtin = HOSTED_ITEMS[kind]
     item_id = str(item.get("id") or "")
     server = item.get("server_label")
@@ -201,6 +217,18 @@ def item_parts(item: dict[str, JsonValue]) -> list[Part]:
             )
         ]
     name, arguments, content, error = _call(kind, item)
+    if kind == "tool_search_call":  # its result is a `tool_search_output` item of its own
+        call_id = item.get("call_id")
+        return [
+            ServerToolCall(
+                id=str(call_id) if call_id else item_id,
+                name=name,
+                builtin=builtin,
+                arguments=arguments,
+                type=kind,
+                data=item,
+            )
+        ]
     call = ServerToolCall(
         id=item_id,
         name=name,
@@ -261,8 +289,10 @@ def _arguments(value: JsonValue) -> dict[str, JsonValue] | str:
 
 def replay_item(part: Part) -> dict[str, Any] | None:
     """The input item that sends a hosted tool's part back: its item as it came (a result
-    travels inside its call's item: None)."""
+    that travels inside its call's item: None)."""
     if isinstance(part, ServerToolCall | OpaqueBlock):
+        return dict(part.data)
+    if isinstance(part, ServerToolResult) and part.data is not None:
         return dict(part.data)
     return None
 

@@ -569,7 +569,7 @@ class _ResponseStream:
                     details=_text_details(item, content, follows),
                     citations=_citations(content),
                 )
-        elif item.type in _server_tools.HOSTED_ITEMS or item.type == "mcp_list_tools":
+        elif item.type in _server_tools.ITEMS:
             for number, part in enumerate(_server_tools.item_parts(_plain_item(item))):
                 out.append(builder.whole((key, "server", number), part))
         for part_key in self._keys.pop(key, ()):
@@ -620,7 +620,7 @@ def _output_parts(items: Sequence[ResponseOutputItem]) -> list[Part]:
                         citations=_citations(content),
                     )
                 )
-        elif item.type in _server_tools.HOSTED_ITEMS or item.type == "mcp_list_tools":
+        elif item.type in _server_tools.ITEMS:
             parts += _server_tools.item_parts(_plain_item(item))
         follows = _item_id(item) if item.type == "reasoning" else None
     return parts
