@@ -83,10 +83,14 @@ _PROVIDERS = {
     "bedrock": "aws.bedrock",
     "gemini": "gcp.gemini",
     "vertex": "gcp.vertex_ai",
+    "gemini-interactions": "gcp.gemini",
+    "vertex-interactions": "gcp.vertex_ai",
     "openai": "openai",
     "openai-responses": "openai",
     "azure": "azure.ai.openai",
     "azure-responses": "azure.ai.openai",
+    "bedrock-mantle": "aws.bedrock",
+    "gemini-openai": "gcp.gemini",
 }
 _GENERATE_CONTENT = frozenset({"gemini", "vertex"})
 

@@ -349,8 +349,8 @@ class Emulator:
         self.state.recorder.clear()
 
     def reset(self) -> None:
-        """Forget the recorded requests and the stored Responses items, and drop pending
-        scripts and faults."""
+        """Forget the recorded requests, the stored Responses items and interactions, and
+        drop pending scripts and faults."""
         self.state.recorder.clear()
         self.state.scripts.clear()
         self.state.faults.clear()
@@ -466,6 +466,11 @@ class Emulator:
         options: dict[str, Any] = {"api_key": DUMMY_KEY, "base_url": self.url + "/v1"}
         options.update(kwargs)
         return openai.AsyncOpenAI(**options)
+
+    def mantle_client(self, **kwargs: Any) -> openai.AsyncOpenAI:
+        """An ``openai.AsyncOpenAI`` for the emulator's Bedrock Mantle (the Responses API
+        Bedrock runs), at ``url + "/mantle/v1"`` (dummy Bedrock API key)."""
+        return self.openai_client(**{"base_url": self.url + "/mantle/v1", **kwargs})
 
     def azure_client(self, **kwargs: Any) -> openai.AsyncAzureOpenAI:
         """An ``openai.AsyncAzureOpenAI`` with ``azure_endpoint`` at the emulator (dummy

@@ -70,6 +70,7 @@ from .._common import (
 )
 from .._tags import ThinkTagSplitter, split_think_tags
 from ..base import (
+    THINKING_LEVELS,
     MediaSupport,
     ModelProfile,
     ModelRequest,
@@ -77,6 +78,7 @@ from ..base import (
     ModelSettings,
     ModelStreamEvent,
     Thinking,
+    ThinkingLevel,
     ToolDefinition,
     clamp_thinking,
 )
@@ -303,8 +305,8 @@ class BedrockModel(ClaudeModel[Any]):
         additional = dict(self._additional_fields)
         output: dict[str, Any] = {}
         if not self._family.is_claude:
-            if prepared.effort is not None and self._family.effort_field is not None:
-                additional[self._family.effort_field] = prepared.effort
+            enabled = settings.get("thinking") not in (None, False)
+            additional.update(self._family.reasoning_fields(prepared.effort, enabled=enabled))
         else:
             if prepared.thinking is not None:
                 additional["thinking"] = prepared.thinking.to_param()
@@ -342,12 +344,16 @@ class BedrockModel(ClaudeModel[Any]):
         max_tokens: int,
     ) -> tuple[ClaudeThinking | None, Effort | None, list[WarningEvent]]:
         """Claude maps the knob as on the Claude API; the other families set their reasoning
-        effort where they have one (`reasoning_effort`: low, medium, high) and report what they
-        cannot honour (they all reason whatever is asked)."""
+        level where they have one (`_families`: gpt-oss and Nova 2 low, medium, high; Qwen low,
+        high) and report what they cannot honour (most reason whatever is asked; Nova reasons
+        only when asked)."""
         if self._family.is_claude:
             return super()._thinking_knob(knob, thinking, effort, max_tokens)
+        family = self._family
         warnings: list[WarningEvent] = []
         if knob is False:
+            if family.off_by_default:
+                return None, None, warnings
             warnings.append(
                 WarningEvent(
                     code="thinking_not_disabled",
@@ -355,10 +361,11 @@ class BedrockModel(ClaudeModel[Any]):
                     scope=self.scope,
                 )
             )
-            return None, ("low" if self._family.effort_field else None), warnings
-        if knob is True:
+            lowest = family.efforts[0] if family.effort_field and family.efforts else None
+            return None, cast("Effort | None", lowest), warnings
+        if knob is True and (family.effort_field is not None or not family.off_by_default):
             return None, None, warnings
-        if self._family.effort_field is None:
+        if family.effort_field is None or not family.efforts:
             warnings.append(
                 WarningEvent(
                     code="thinking_clamped",
@@ -367,9 +374,9 @@ class BedrockModel(ClaudeModel[Any]):
                 )
             )
             return None, None, warnings
-        level, warning = clamp_thinking(
-            knob, ("low", "medium", "high"), scope=self.scope, model=self.model_name
-        )
+        assert knob is not True
+        levels: list[ThinkingLevel] = [lv for lv in THINKING_LEVELS if lv in family.efforts]
+        level, warning = clamp_thinking(knob, levels, scope=self.scope, model=self.model_name)
         return None, level, [warning] if warning is not None else []
 
     def _thinking_part(self, block: ThinkingBlock, native: bool) -> Part | None:
@@ -424,6 +431,7 @@ class BedrockModel(ClaudeModel[Any]):
             elif "toolUse" in block:
                 use = block["toolUse"]
                 parts.append(ToolCall(id=use["toolUseId"], name=use["name"], arguments=_args(use)))
+        parts = self._family.received(parts)
         stop_reason = cast("str | None", response.get("stopReason"))
         transformations = _transformations(response.get("additionalModelResponseFields"))
         warnings = [*(prepared.warnings if prepared is not None else ())]
@@ -884,8 +892,9 @@ class _Stream:
             prepared, message.parts, stop_reason, None, transformations
         )
         dropped = transformations_warning(transformations, model.scope)
+        parts = tuple(model._family.received(message.parts))  # pyright: ignore[reportPrivateUsage]
         return ModelResponse(
-            message.model_copy(update={"provider_details": details}),
+            message.model_copy(update={"parts": parts, "provider_details": details}),
             warnings=(*prepared.warnings, *((dropped,) if dropped is not None else ())),
         )
 
