@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 #: Neutral stop reasons; each wire API maps them to its own vocabulary.
-StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"]
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"]
 
 
 @dataclass(frozen=True)
@@ -238,7 +238,9 @@ class Reply:
     * ``server_uses``: built-in tools the service ran in this turn, after the thinking and
       before the text (a use ``"pending"`` approval ends the turn).
     * ``tool_calls``: the calls, in order; several calls form one parallel step.
-    * ``stop_reason``: default ``"tool_use"`` with calls, else ``"end_turn"``.
+    * ``stop_reason``: default ``"tool_use"`` with calls, else ``"end_turn"``. ``"refusal"``:
+      the model declines (``refusal``: the policy category a wire reports, where it has one);
+      ``"pause_turn"``: the turn pauses (Claude: a server tool loop the next request resumes).
     * ``usage``: default computed from the text lengths.
     """
 
@@ -248,6 +250,7 @@ class Reply:
     redacted: bool = False
     stop_reason: StopReason | None = None
     usage: ReplyUsage | None = None
+    refusal: str | None = None
     server_uses: Sequence[ServerUse] = ()
 
     def __post_init__(self) -> None:

@@ -13,8 +13,8 @@ service, returned as blocks of their own between the thinking and the answer, se
   wording is not published]. A fetch is a ``web_fetch_tool_result`` holding the page as a
   document; code runs as ``bash_code_execution`` (its ``bash_code_execution_tool_result`` with
   ``stdout``); an MCP server's tool is an ``mcp_tool_use`` and its ``mcp_tool_result``.
-* A server tool use replayed without its result in the same message is refused like an
-  unanswered tool use: ``messages.N: `tool_use` ids were found without `tool_result` blocks
+* A server tool use replayed without its result in the same message (but in the last message:
+  a turn paused on it, ``pause_turn``) is refused like an unanswered tool use: ``messages.N: `tool_use` ids were found without `tool_result` blocks
   immediately after: srvtoolu_...`` (danny-avila/LibreChat#12639).
 * ``usage.server_tool_use`` counts ``web_search_requests`` and ``web_fetch_requests``.
 """
@@ -258,7 +258,8 @@ def check_replay(
             for b in blocks
             if b.get("type") in _CALLS and b.get("id") not in answered
         ]
-        if missing:
+        if missing and i < len(messages) - 1:  # the last may be a turn paused on the use
+            # (`pause_turn`: sent back as it is, the service continues it)
             raise _invalid(
                 f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
                 f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "

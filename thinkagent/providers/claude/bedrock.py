@@ -50,6 +50,7 @@ from ...messages import (
     Image,
     Message,
     Part,
+    SystemNote,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -85,6 +86,8 @@ from ..base import (
 from ._bridge import ReadFailure, StreamReader, in_worker
 from ._families import BedrockFamily, bedrock_family
 from ._rules import (
+    CLEAR_AT_BETA,
+    TOOL_CHANGES_BETA,
     ClaudeModel,
     ClaudeThinking,
     Effort,
@@ -162,6 +165,8 @@ _RETRYABLE_CODES = frozenset(
     }
 )
 
+_NATIVE_BETAS = frozenset({TOOL_CHANGES_BETA, CLEAR_AT_BETA})
+
 _TRANSFORMATIONS_PATH = "/input_transformations"
 """Asks Converse to return Claude's `input_transformations` in `additionalModelResponseFields`."""
 
@@ -227,6 +232,10 @@ class BedrockModel(ClaudeModel[Any]):
         )
         self._family = family
         self._caches = family.is_claude and (self._info is None or self._info.caches_on_bedrock)
+        # Converse declares no tool hidden until added (no `defer_loading`), and its messages
+        # have no `clear_at`.
+        self._deferred_tools = False
+        self._turn_scoped_notes = False
         self._additional_fields = MappingProxyType(dict(additional_model_request_fields or {}))
         self._extra_headers = MappingProxyType(dict(extra_headers or {}))
         claude = family.is_claude
@@ -285,8 +294,8 @@ class BedrockModel(ClaudeModel[Any]):
             "messages": _messages(prepared, request),
         }
         point = _cache_point(prepared.cache) if prepared.cache is not None else None
-        if request.instructions:
-            params["system"] = [{"text": request.instructions}]
+        if prepared.system:
+            params["system"] = [{"text": prepared.system}]
             if point is not None:
                 params["system"].append(point)
         inference: dict[str, Any] = {"maxTokens": prepared.max_tokens}
@@ -298,9 +307,9 @@ class BedrockModel(ClaudeModel[Any]):
             stop_sequences="stopSequences",
         )
         params["inferenceConfig"] = inference
-        if declared:
-            params["toolConfig"] = _tool_config(declared, choice if request.tools else None)
-            if point is not None and not request.instructions:
+        if prepared.tools:
+            params["toolConfig"] = _tool_config(prepared.tools, choice if request.tools else None)
+            if point is not None and not prepared.system:
                 params["toolConfig"]["tools"].append(point)
         additional = dict(self._additional_fields)
         output: dict[str, Any] = {}
@@ -310,9 +319,11 @@ class BedrockModel(ClaudeModel[Any]):
         else:
             if prepared.thinking is not None:
                 additional["thinking"] = prepared.thinking.to_param()
-            if prepared.betas:
-                given = [b for b in additional.get("anthropic_beta", []) if b not in prepared.betas]
-                additional["anthropic_beta"] = [*given, *prepared.betas]
+            # Converse carries system messages and their tool changes natively: no beta.
+            betas = [b for b in prepared.betas if b not in _NATIVE_BETAS]
+            if betas:
+                given = [b for b in additional.get("anthropic_beta", []) if b not in betas]
+                additional["anthropic_beta"] = [*given, *betas]
             if prepared.effort is not None:
                 output["effort"] = prepared.effort
             if prepared.binding is not None:
@@ -656,7 +667,12 @@ def _text_format(request: ModelRequest) -> dict[str, Any]:
 def _messages(prepared: Prepared, request: ModelRequest) -> list[dict[str, Any]]:
     try:
         messages = [
-            {"role": role, "content": [_block(part) for part in parts]}
+            {
+                "role": role,
+                "content": _system_content(parts)
+                if role == "system"
+                else [_block(part) for part in parts],
+            }
             for role, parts in prepared.turns
         ]
     except binascii.Error:
@@ -667,6 +683,26 @@ def _messages(prepared: Prepared, request: ModelRequest) -> list[dict[str, Any]]
         for turn, part in cache.marks:
             cast("list[dict[str, Any]]", messages[turn]["content"]).insert(part + 1, point)
     return messages
+
+
+def _system_content(parts: Sequence[Part]) -> list[dict[str, Any]]:
+    """A turn's system notes as the content of one `system` message: their text, then their
+    tool changes by reference (`toolAddition` / `toolRemoval`)."""
+    content: list[dict[str, Any]] = []
+    for note in cast("Sequence[SystemNote]", parts):
+        if note.text:
+            content.append({"text": note.text})
+        # guess: the reference's `type` is Anthropic's `tool_reference` (Converse documents
+        # the field, not its values)
+        content += [
+            {"toolAddition": {"tool": {"type": "tool_reference", "name": name}}}
+            for name in note.add_tools
+        ]
+        content += [
+            {"toolRemoval": {"tool": {"type": "tool_reference", "name": name}}}
+            for name in note.remove_tools
+        ]
+    return content
 
 
 def _cache_point(cache: PromptCache) -> dict[str, Any]:
