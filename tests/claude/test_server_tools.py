@@ -321,3 +321,28 @@ def test_a_request_with_built_in_tools_to_converse_is_refused_before_sending(emu
     request = ModelRequest(messages=[Message.user("hi")], builtin_tools=[WebSearch()])
     with pytest.raises(ConfigurationError, match="WebSearch is not available on Bedrock Converse"):
         bedrock.build_request(request)
+
+
+async def test_a_turn_paused_in_a_search_loop_is_continued_with_its_blocks(
+    emu: Emulator, anthropic_client: Any
+) -> None:
+    from thinkagent.emulator.model import Reply, SearchHit, ServerUse
+
+    hit = SearchHit("https://news.example.com/lyon/1", "Lyon: result 1", "Lyon is calm.")
+    search = ServerUse("web_search", "web_search", {"query": "lyon"}, hits=(hit,))
+    emu.script(
+        "anthropic",
+        [Reply(thinking="Searching first.", server_uses=[search], stop_reason="pause_turn")],
+    )
+    agent = Agent(claude(anthropic_client), tools=[WebSearch()])
+    result = await agent.run(SEARCH_ONLY)
+    paused = result.messages[1]
+    assert paused.finish_reason == "pause_turn"
+    assert [p.kind for p in paused.parts] == ["thinking", "server_tool_call", "server_tool_result"]
+    _, second = bodies(emu)
+    assert second["messages"][-1]["role"] == "assistant"
+    assert second["messages"][-1]["content"][1:] == [
+        paused.server_tool_calls[0].data,
+        paused.server_tool_results[0].data,
+    ]
+    assert result.messages[-1].finish_reason == "stop" and result.output
