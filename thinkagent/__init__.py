@@ -14,6 +14,7 @@ from .agent import (
     Approval,
     Instructions,
     RunResult,
+    ToolApproved,
     ToolDenied,
     UsageLimits,
 )
@@ -89,7 +90,7 @@ from .stream import (
     ToolResultEvent,
     WarningEvent,
 )
-from .tools import Tool
+from .tools import ApprovalRequired, Tool
 
 __all__ = [
     "Agent",
@@ -97,6 +98,7 @@ __all__ = [
     "AgentStream",
     "Approval",
     "ApprovalError",
+    "ApprovalRequired",
     "BuiltinTool",
     "Citation",
     "CodeExecution",
@@ -144,6 +146,7 @@ __all__ = [
     "ThinkingBlock",
     "ThinkingDelta",
     "Tool",
+    "ToolApproved",
     "ToolCall",
     "ToolCallDelta",
     "ToolDefinition",

@@ -238,7 +238,7 @@ def repair(messages: Sequence[Message]) -> list[Message]:
         while i < len(messages) and messages[i].role == "user":
             followers.append(messages[i])
             i += 1
-        calls = awaiting(message)
+        calls = open_calls(message)
         if not calls:
             for follower in followers:
                 repaired.extend(_without_results(follower))
@@ -258,7 +258,7 @@ def repair(messages: Sequence[Message]) -> list[Message]:
     return repaired
 
 
-def awaiting(message: Message) -> list[ToolCall | ServerToolCall]:
+def open_calls(message: Message) -> list[ToolCall | ServerToolCall]:
     """The calls of an assistant message that wait for an answer from this side, in order: its
     tool calls, and the built-in tool calls the provider asks you to approve."""
     return [

@@ -379,3 +379,22 @@ async def test_an_approval_request_beside_a_tool_call_waits_for_both() -> None:
     done = await agent.run(None, history=stopped.messages, approvals={"mcpr_1": True})
     assert ran == ["x"]
     assert [r.call_id for r in done.messages[2].tool_results] == ["c1", "mcpr_1"]
+
+
+async def test_a_built_in_tools_call_cannot_be_approved_with_other_arguments() -> None:
+    from thinkagent import ApprovalError, ToolApproved
+
+    model = ScriptedModel([_asking(), Message(role="assistant", parts=(TextPart(text="7"),))])
+    agent = Agent(model, tools=[MCPServer(url="https://dice.example.com/mcp", name="dice")])
+    stopped = await agent.run("roll 2d6")
+    edited = {"mcpr_1": ToolApproved(arguments={"dice": "1d6"})}
+    with pytest.raises(ApprovalError, match="cannot be changed"):
+        await agent.run(None, history=stopped.messages, approvals=edited)
+    done = await agent.run(None, history=stopped.messages, approvals={"mcpr_1": ToolApproved()})
+    assert done.output == "7" and not done.messages[2].tool_results[0].is_error
+
+
+async def test_a_run_on_another_model_must_take_the_built_in_tools() -> None:
+    agent = Agent(ScriptedModel([]), tools=[WebSearch()])
+    with pytest.raises(ConfigurationError, match="WebSearch is not available on _NoBuiltins"):
+        await agent.run("hi", model=_NoBuiltins([]))

@@ -460,10 +460,19 @@ class Emulator:
         return options
 
     def openai_client(self, **kwargs: Any) -> openai.AsyncOpenAI:
-        """An ``openai.AsyncOpenAI`` pointed at ``url + "/v1"`` (dummy API key)."""
+        """An ``openai.AsyncOpenAI`` pointed at ``url + "/v1"`` (dummy API key).
+
+        Pointed at the emulator's OpenAI endpoint (no ``base_url`` given), it declares the
+        ``openai`` dialect in its ``x-thinkagent-dialect`` default header, so a Chat model
+        built on it is taken for OpenAI's own endpoint, as one on ``api.openai.com`` is; a
+        ``base_url`` of a compatible host's route (``/deepseek/v1``...) declares nothing."""
         import openai
 
         options: dict[str, Any] = {"api_key": DUMMY_KEY, "base_url": self.url + "/v1"}
+        if kwargs.get("base_url") is None:
+            kwargs.pop("base_url", None)
+            headers = {"x-thinkagent-dialect": "openai", **kwargs.pop("default_headers", {})}
+            options["default_headers"] = headers
         options.update(kwargs)
         return openai.AsyncOpenAI(**options)
 

@@ -267,11 +267,14 @@ class ModelProfile:
     A model declares it as a `profile` attribute; a model without one gets this default, so
     models written before it keep working. `native_output`: the adapter honours
     `OutputSpec(mode="native")` together with thinking and tools. `media`: the images and
-    documents it takes.
+    documents it takes. `reasoning`: the model reasons at all (False for Claude 3.5 Haiku,
+    GPT-4.1, Gemini 2.0...): the agent then sends no `thinking` setting, with a warning when
+    one asked for thinking.
     """
 
     native_output: bool = False
     media: MediaSupport = field(default_factory=MediaSupport)
+    reasoning: bool = True
 
 
 _DEFAULT_PROFILE = ModelProfile()

@@ -191,6 +191,9 @@ def _thinking(
             f"thinking: Input tag '{kind}' found using 'type' does not match any of the expected tags: "
             "'adaptive', 'between_tools', 'disabled', 'enabled'"
         )
+    if kind in ("enabled", "adaptive") and not model.reasons:
+        # The Messages API's text; Bedrock's wording for the same refusal is a guess (the same).
+        raise _invalid(f"'{model.name}' does not support thinking.")
     refusal = model.refusal(kind)
     if refusal is not None:
         raise _invalid(refusal)

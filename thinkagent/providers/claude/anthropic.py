@@ -253,7 +253,9 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         self._betas = tuple(betas)
         info = claude_info(model_name)
         self._profile = ModelProfile(
-            native_output=info is not None and info.structured_output, media=MEDIA
+            native_output=info is not None and info.structured_output,
+            media=MEDIA,
+            reasoning=info is None or info.reasons,
         )
 
     @property

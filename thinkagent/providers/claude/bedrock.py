@@ -242,6 +242,7 @@ class BedrockModel(ClaudeModel[Any]):
         self._profile = ModelProfile(
             native_output=claude and self._info is not None and self._info.structured_output,
             media=MEDIA if claude else MediaSupport(),
+            reasoning=not claude or self._info is None or self._info.reasons,
         )
 
     @property

@@ -76,7 +76,7 @@ from ._reasoning import (
     unknown_warning,
 )
 from ._tags import Segment, ThinkTagSplitter, join_think_tags, split_think_tags
-from ._thinking import chat_thinking, check_thinking_config
+from ._thinking import chat_thinking, check_thinking_config, reasons
 from ._wire import (
     SDK_ERRORS,
     STREAM_BREAKS,
@@ -193,7 +193,9 @@ class OpenAIChatModel(OpenAIAdapter):
             else "system"
         )
         self._profile = ModelProfile(
-            native_output=self._dialect.native_output, media=self._dialect.media
+            native_output=self._dialect.native_output,
+            media=self._dialect.media,
+            reasoning=self._dialect.efforts is not None or reasons(model_name),
         )
         self._readable = (
             _same_vendor(model_name) if self._dialect.reasoning == "reasoning_details" else None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal, cast, get_args
+from typing import Any, Literal, cast, get_args
 from urllib.parse import urlsplit
 
 import openai
@@ -26,6 +26,7 @@ from ._tags import DEFAULT_TAGS
 
 __all__ = [
     "DIALECTS",
+    "DIALECT_HEADER",
     "ChatDialect",
     "MissingReasoning",
     "ReasoningSource",
@@ -533,12 +534,18 @@ _ALIASES: Mapping[str, str] = {
 }
 
 
+DIALECT_HEADER = "x-thinkagent-dialect"
+"""A client's default header naming the dialect of the endpoint it points at, for a host that
+cannot be recognised by its name: the emulator's OpenAI client declares `openai`, as a local
+proxy for a known host may."""
+
+
 def resolve_dialect(
     dialect: str | ChatDialect | None, client: openai.AsyncOpenAI | None = None
 ) -> ChatDialect:
     """The dialect for a name, an object, or (`None`) the client: Azure for an
-    `AsyncAzureOpenAI`, else by the base URL's host (`openai` for api.openai.com, ...), else
-    `compatible` (capture-only)."""
+    `AsyncAzureOpenAI`, else the one its `x-thinkagent-dialect` default header declares, else by
+    the base URL's host (`openai` for api.openai.com, ...), else `compatible` (capture-only)."""
     if isinstance(dialect, ChatDialect):
         return dialect
     if dialect is not None:
@@ -557,6 +564,14 @@ def resolve_dialect(
         return DIALECTS["openai"]
     if isinstance(client, openai.AsyncAzureOpenAI):
         return DIALECTS["azure"]
+    headers: Any = getattr(client, "default_headers", None)  # a stand-in client may have none
+    declared = (
+        cast("Mapping[str, object]", headers).get(DIALECT_HEADER)
+        if isinstance(headers, Mapping)
+        else None
+    )
+    if isinstance(declared, str) and declared:
+        return resolve_dialect(declared)
     host = (urlsplit(str(client.base_url)).hostname or "").lower()
     for candidate in DIALECTS.values():
         if any(host == h or host.endswith("." + h) for h in candidate.hosts):

@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 import openai
@@ -93,7 +94,7 @@ from ..base import (
     ModelStreamEvent,
 )
 from . import _server_tools
-from ._thinking import default_context, responses_effort
+from ._thinking import default_context, reasons, responses_effort
 from ._wire import (
     SDK_ERRORS,
     STREAM_BREAKS,
@@ -142,6 +143,7 @@ _UNREADABLE_ITEM = re.compile(
 
 _DEFAULT_THINKING = OpenAIThinking(summary="auto")
 """Without a thinking config: the model's default effort, with summaries to show."""
+_NONE = OpenAIThinking()
 
 _MB = 1024 * 1024
 _PROFILE = ModelProfile(
@@ -279,6 +281,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
         )
         self._store = store
         self._compact_threshold = compact_threshold
+        self._profile = _PROFILE if reasons(model_name) else replace(_PROFILE, reasoning=False)
 
     @property
     def store(self) -> bool:
@@ -294,8 +297,8 @@ class OpenAIResponsesModel(OpenAIAdapter):
     def profile(self) -> ModelProfile:
         """Images (`input_image`) and files (`input_file`: PDFs, text and office documents) by
         bytes or URL, also in tool results; a JSON-schema `text.format` together with tools and
-        reasoning."""
-        return _PROFILE
+        reasoning; `reasoning` false for the models that do not reason (`gpt-4.1`...)."""
+        return self._profile
 
     def check_builtin_tools(self, tools: Sequence[BuiltinTool]) -> None:
         """Raise `ConfigurationError` for a built-in tool (or option) the Responses API or this
@@ -325,7 +328,8 @@ class OpenAIResponsesModel(OpenAIAdapter):
         }
         if request.instructions:
             params["instructions"] = request.instructions
-        thinking = self.thinking or _DEFAULT_THINKING
+        # No summary asked by default of a model that does not reason: it has none to give.
+        thinking = self.thinking or (_DEFAULT_THINKING if self._profile.reasoning else _NONE)
         effort, effort_warnings = responses_effort(
             self.model_name, thinking, settings.get("thinking"), scope=self.scope
         )
