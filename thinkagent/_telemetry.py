@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .messages import Message, TextPart, ThinkingBlock, ToolCall
 
 if TYPE_CHECKING:
-    from .messages import ToolResult, Usage
+    from .messages import ServerToolCall, ToolResult, Usage
     from .providers.base import Model, ModelRequest, ModelResponse, ModelStreamEvent
     from .stream import WarningEvent
     from .tools import Tool
@@ -203,7 +203,7 @@ def describe_response(response: ModelResponse) -> str:
     )
 
 
-def call_arguments(call: ToolCall) -> Any:
+def call_arguments(call: ToolCall | ServerToolCall) -> Any:
     """A call's arguments as JSON data for an observer (a trace, a client): the object, or
     the model's text as it came when it is not JSON."""
     arguments: Any = call.arguments

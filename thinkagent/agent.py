@@ -30,6 +30,7 @@ from typing_extensions import TypeVar
 
 from . import _endpoint, _telemetry
 from ._telemetry import Replay, RunTrace, describe_request, describe_response, log, log_warning
+from .builtin_tools import BuiltinTool, ToolSearch
 from .context import DepsT, RunContext
 from .errors import (
     ApprovalError,
@@ -43,11 +44,12 @@ from .errors import (
     ToolRetriesExceeded,
     UsageLimitExceeded,
 )
-from .history import HistoryProcessor, validate_history
+from .history import HistoryProcessor, open_calls, validate_history
 from .messages import (
     Document,
     Image,
     Message,
+    ServerToolCall,
     SystemNote,
     TextPart,
     ToolCall,
@@ -68,6 +70,7 @@ from .providers.base import (
     OutputMode,
     OutputSpec,
     ToolDefinition,
+    check_builtin_tools,
     check_thinking,
     model_profile,
 )
@@ -134,6 +137,7 @@ _UNSET: Any = _Unset()  # a run argument left out (None may be a value: deps, ou
 
 _DELTAS = frozenset({ThinkingDelta, TextDelta, ToolCallDelta})
 
+_APPROVED = "The user approved this call."
 _FINAL_RESULT_ACCEPTED = "Final result processed."
 _FINAL_RESULT_IGNORED = "A final result was already given in this turn; this call was ignored."
 
@@ -231,7 +235,8 @@ class RunResult(Generic[OutputT]):
     what the adapters adjusted to send the requests.
 
     A run that stopped at calls needing approval has them in `pending_approvals` (the last
-    assistant message of `messages` holds them) and no output: continue it with
+    assistant message of `messages` holds them: tool calls, and built-in tool calls the
+    provider asks you to approve, such as a remote MCP server's) and no output: continue it with
     `agent.run(None, history=result.messages, approvals={call.id: True, ...})`.
     `approval_reasons` holds the reason a call gave (`ApprovalRequired(reason)` from its
     tool). When a tool asked from inside its call, the step's other calls had already run:
@@ -255,7 +260,7 @@ class RunResult(Generic[OutputT]):
         new_messages: list[Message],
         usage: Usage,
         *,
-        pending_approvals: Sequence[ToolCall] = (),
+        pending_approvals: Sequence[ToolCall | ServerToolCall] = (),
         warnings: Sequence[WarningEvent] = (),
         approval_reasons: Mapping[str, str] | None = None,
     ) -> None:
@@ -263,7 +268,7 @@ class RunResult(Generic[OutputT]):
         self.messages = messages
         self.new_messages = new_messages
         self.usage = usage
-        self.pending_approvals: list[ToolCall] = list(pending_approvals)
+        self.pending_approvals: list[ToolCall | ServerToolCall] = list(pending_approvals)
         self.warnings: list[WarningEvent] = list(warnings)
         self.approval_reasons: dict[str, str] = dict(approval_reasons or {})
 
@@ -338,6 +343,7 @@ class _Plan:
     instructions: str | None
     output: OutputSpec | None
     profile: ModelProfile
+    builtin_tools: tuple[BuiltinTool, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,7 +400,10 @@ class Agent(Generic[DepsT, OutputT]):
 
     `model` is any `Model` (an adapter such as `AnthropicModel`, or `ScriptedModel` in tests).
     `tools` are plain sync or async functions (or `Tool`s); a tool whose first parameter is
-    `RunContext[D]` receives the run's context, with the `deps` given to `run`.
+    `RunContext[D]` receives the run's context, with the `deps` given to `run`. The provider's
+    own tools go in the same list as their configs (`WebSearch()`, `CodeExecution()`,
+    `MCPServer(...)`: see `thinkagent.builtin_tools`); one the model cannot declare is a
+    `ConfigurationError` here.
     `instructions` are text or a function of the run's context. `history_processors` shape the
     history sent on each request (never the evidence kept). `max_turns` bounds the model
     requests of one run.
@@ -426,7 +435,7 @@ class Agent(Generic[DepsT, OutputT]):
         *,
         output_type: type[OutputT] = ...,
         deps_type: type[DepsT] = ...,
-        tools: Iterable[ToolFunction | Tool] = (),
+        tools: Iterable[ToolFunction | Tool | BuiltinTool] = (),
         instructions: Instructions[DepsT] | None = None,
         max_turns: int = 25,
         history_processors: Sequence[HistoryProcessor] = (),
@@ -446,7 +455,7 @@ class Agent(Generic[DepsT, OutputT]):
         *,
         output_type: object,
         deps_type: object = ...,
-        tools: Iterable[ToolFunction | Tool] = (),
+        tools: Iterable[ToolFunction | Tool | BuiltinTool] = (),
         instructions: Instructions[Any] | None = None,
         max_turns: int = 25,
         history_processors: Sequence[HistoryProcessor] = (),
@@ -465,7 +474,7 @@ class Agent(Generic[DepsT, OutputT]):
         *,
         output_type: object = str,
         deps_type: object = type(None),
-        tools: Iterable[ToolFunction | Tool] = (),
+        tools: Iterable[ToolFunction | Tool | BuiltinTool] = (),
         instructions: Instructions[Any] | None = None,
         max_turns: int = 25,
         history_processors: Sequence[HistoryProcessor] = (),
@@ -513,11 +522,23 @@ class Agent(Generic[DepsT, OutputT]):
             f"thinkagent.agent.overrides.{id(self)}", default=None
         )
         self.tools: dict[str, Tool] = {}
+        builtin: list[BuiltinTool] = []
         for item in tools:
+            if isinstance(item, BuiltinTool):
+                builtin.append(item)
+                continue
+            builtin_class = _builtin_class(item)
+            if builtin_class is not None:
+                raise ConfigurationError(
+                    f"give an instance of {builtin_class} ({builtin_class}()), not the class"
+                )
             tool = item if isinstance(item, Tool) else Tool(item)
             if tool.name in self.tools:
                 raise ConfigurationError(f"two tools are named {tool.name!r}")
             self.tools[tool.name] = tool
+        self.builtin_tools: tuple[BuiltinTool, ...] = tuple(builtin)
+        """The provider's own tools the model may use (`WebSearch()`...)."""
+        self._check_builtin_tools()
         self._check_output_tool(self._output, self.output_mode)  # the mode for `model`
         self._early_tools = frozenset(
             name
@@ -525,6 +546,19 @@ class Agent(Generic[DepsT, OutputT]):
             if tool.requires_approval is False
             and (tool.early_start if tool.early_start is not None else early_tool_start)
         )
+
+    def _check_builtin_tools(self) -> None:
+        """Refuse, before any request, a built-in tool the model cannot declare, and a
+        `ToolSearch` that defers a tool the agent does not have."""
+        check_builtin_tools(self.model, self.builtin_tools)
+        for tool in self.builtin_tools:
+            if isinstance(tool, ToolSearch):
+                for name in tool.deferred:
+                    if name not in self.tools:
+                        raise ConfigurationError(
+                            f"ToolSearch(deferred=...) names {name!r}, which is not one of the "
+                            "agent's tools"
+                        )
 
     @property
     def output_mode(self) -> OutputMode | None:
@@ -1012,7 +1046,7 @@ class Agent(Generic[DepsT, OutputT]):
                     yield response
                 if limits is not None:
                     limits.check(state.usage)
-                pending = response.message.tool_calls
+                pending = open_calls(response.message)
                 if not pending and response.finish_reason == "pause_turn":
                     # A paused turn (a server tool loop): the next request sends it back as it
                     # is, and the model continues it.
@@ -1177,7 +1211,9 @@ class Agent(Generic[DepsT, OutputT]):
         if feedback is not None:
             state.new_messages.append(Message.user(feedback))
 
-    def _start(self, prompt: UserPrompt | None, state: _RunState) -> list[ToolCall]:
+    def _start(
+        self, prompt: UserPrompt | None, state: _RunState
+    ) -> list[ToolCall | ServerToolCall]:
         """Validate the history and work out where the run begins; returns calls to run first."""
         history = state.history
         model_first = _has_instructions(state.instructions)
@@ -1186,7 +1222,7 @@ class Agent(Generic[DepsT, OutputT]):
             del history[-1]
         validate_history(history, model_first=model_first)
         last = history[-1] if history else None
-        unanswered = last.tool_calls if last is not None and last.role == "assistant" else []
+        unanswered = open_calls(last) if last is not None and last.role == "assistant" else []
         if state.done:
             answered = {result.call_id for result in state.done}
             unanswered = [call for call in unanswered if call.id not in answered]
@@ -1218,7 +1254,7 @@ class Agent(Generic[DepsT, OutputT]):
     def _check_approvals(
         self,
         prompt: UserPrompt | None,
-        unanswered: list[ToolCall],
+        unanswered: list[ToolCall | ServerToolCall],
         state: _RunState,
         at: int,
     ) -> None:
@@ -1230,7 +1266,8 @@ class Agent(Generic[DepsT, OutputT]):
         awaiting = {
             call.id: call
             for call in unanswered
-            if call.name != output_tool and call.name in self.tools
+            if (isinstance(call, ServerToolCall) and call.approval)
+            or (call.name != output_tool and call.name in self.tools)
         }
         approved: set[str] = set()
         for call_id, decision in state.approvals.items():
@@ -1241,6 +1278,11 @@ class Agent(Generic[DepsT, OutputT]):
                     f"(messages[{at - 1}]; awaiting: {waiting})"
                 )
             if isinstance(decision, ToolApproved):
+                if decision.arguments is not None and isinstance(awaiting[call_id], ServerToolCall):
+                    raise ApprovalError(
+                        f"{call_id!r} is a built-in tool's call: the provider makes it as it "
+                        "asked, so its arguments cannot be changed (approve or deny it)"
+                    )
                 if decision.arguments is not None and not isinstance(decision.arguments, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
                     raise ApprovalError(
                         f"ToolApproved(arguments=...) for {call_id!r} must be an object of "
@@ -1260,6 +1302,8 @@ class Agent(Generic[DepsT, OutputT]):
         """What every request of this run shares: tools, instructions, output (ADR 31)."""
         instructions = state.instructions
         model = state.model
+        if model is not self.model:  # a run on another model: it must take the built-in tools
+            check_builtin_tools(model, self.builtin_tools)
         if instructions is not None and not isinstance(instructions, str):
             ctx = RunContext(state.deps, state.usage, state.messages, model)
             value = instructions(ctx)
@@ -1312,7 +1356,7 @@ class Agent(Generic[DepsT, OutputT]):
             raise HistoryError(
                 "nothing to run: no prompt, no instructions and an empty history", message_index=0
             )
-        return _Plan(tools, instructions or None, output, profile)
+        return _Plan(tools, instructions or None, output, profile, self.builtin_tools)
 
     async def _request(self, state: _RunState, plan: _Plan) -> ModelRequest:
         messages: list[Message] = state.messages
@@ -1352,22 +1396,30 @@ class Agent(Generic[DepsT, OutputT]):
             instructions=plan.instructions,
             settings=state.settings,
             output=plan.output,
+            builtin_tools=plan.builtin_tools,
         )
 
     async def _run_calls(
         self,
-        calls: list[ToolCall],
+        calls: list[ToolCall | ServerToolCall],
         state: _RunState,
         output_tool: str | None,
         early: dict[str, asyncio.Future[ToolResult]],
     ) -> list[ToolResult]:
         """Run a step's calls: stop for approvals, validate the output tool's, run the others
         concurrently (taking over those `early` started while the model streamed). Results
-        are kept in call order, in one user message."""
+        are kept in call order, in one user message; a built-in tool call the provider asked
+        to have approved is answered with the decision (the provider runs it)."""
         approvals, state.approvals = state.approvals, {}
-        awaiting: list[ToolCall] = []
+        awaiting: list[ToolCall | ServerToolCall] = []
         for call in calls:
-            if call.id in approvals or call.name == output_tool:
+            if call.id in approvals:
+                continue
+            if isinstance(call, ServerToolCall):  # the provider waits on it (or ran it)
+                if call.approval:
+                    awaiting.append(call)
+                continue
+            if call.name == output_tool:
                 continue
             tool = self.tools.get(call.name)
             if tool is None or tool.requires_approval is False:
@@ -1384,18 +1436,24 @@ class Agent(Generic[DepsT, OutputT]):
         edits: dict[str, Mapping[str, Any]] = {}
         for i, call in enumerate(calls):
             decision = approvals.get(call.id, True)
-            if call.name == output_tool:
+            if call.name == output_tool and isinstance(call, ToolCall):
                 continue
-            if decision is True or isinstance(decision, ToolApproved):
+            if isinstance(call, ServerToolCall):  # the decision goes back; the provider runs it
+                approve = decision is True or isinstance(decision, ToolApproved)
+                results[i] = (
+                    ToolResult(call_id=call.id, name=call.name, content=_APPROVED)
+                    if approve
+                    else ToolResult(
+                        call_id=call.id, name=call.name, content=_denial(decision), is_error=True
+                    )
+                )
+            elif decision is True or isinstance(decision, ToolApproved):
                 to_run.append((i, call))
                 if isinstance(decision, ToolApproved) and decision.arguments is not None:
                     edits[call.id] = decision.arguments
             else:
-                reason = (
-                    decision.reason if isinstance(decision, ToolDenied) else ToolDenied().reason
-                )
                 results[i] = ToolResult(
-                    call_id=call.id, name=call.name, content=reason, is_error=True
+                    call_id=call.id, name=call.name, content=_denial(decision), is_error=True
                 )
         if state.limits is not None:
             state.limits.check_tool_calls(state.tool_calls, len(to_run))
@@ -1456,7 +1514,9 @@ class Agent(Generic[DepsT, OutputT]):
                 raise ToolRetriesExceeded(name, max_retries, result.content_text())
         return final
 
-    def _pause(self, state: _RunState, awaiting: list[ToolCall], ran: list[ToolResult]) -> None:
+    def _pause(
+        self, state: _RunState, awaiting: list[ToolCall | ServerToolCall], ran: list[ToolResult]
+    ) -> None:
         """End the run with `awaiting` calls pending approval; the results of the step's calls
         that already ran (with those of an earlier pause) end the evidence, in call order."""
         asked, state.asked = state.asked, {}
@@ -1477,7 +1537,7 @@ class Agent(Generic[DepsT, OutputT]):
 
     def _output_calls(
         self,
-        calls: list[ToolCall],
+        calls: list[ToolCall | ServerToolCall],
         results: list[ToolResult | None],
         output_tool: str,
         state: _RunState,
@@ -1487,7 +1547,7 @@ class Agent(Generic[DepsT, OutputT]):
         error: tuple[list[dict[str, Any]], object] | None = None
         schema = state.output
         for i, call in enumerate(calls):
-            if call.name != output_tool:
+            if call.name != output_tool or not isinstance(call, ToolCall):
                 continue
             if found:
                 results[i] = ToolResult(
@@ -1688,6 +1748,18 @@ async def _cancel(tasks: Iterable[asyncio.Future[Any]]) -> None:
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _builtin_class(item: object) -> str | None:
+    """The name of a built-in tool config class given where an instance belongs, else None."""
+    if isinstance(item, type) and issubclass(item, BuiltinTool):
+        return item.__name__
+    return None
+
+
+def _denial(decision: Approval) -> str:
+    """The reason a denied call's result gives."""
+    return decision.reason if isinstance(decision, ToolDenied) else ToolDenied().reason
 
 
 def _foreign_cause(error: BaseException) -> bool:

@@ -62,6 +62,7 @@ from pydantic import JsonValue
 from .agent import Agent, AgentEvent, Approval, RunResult, ToolApproved, ToolDenied
 from .context import DepsT, RunContext
 from .errors import ConfigurationError, StreamInterrupted, ThinkAgentError
+from .history import open_calls
 from .messages import (
     Document,
     Image,
@@ -638,7 +639,7 @@ class DurableAgent(Generic[DepsT, OutputT]):
         step = next((m for m in reversed(messages) if m.role == "assistant"), None)
         by_id = {
             call.id: call
-            for call in (step.tool_calls if step is not None else ())
+            for call in (open_calls(step) if step is not None else ())
             if call.id in outcome.pending
         }
         return RunResult(

@@ -58,6 +58,8 @@ from .messages import (
     Image,
     Message,
     Part,
+    ServerToolCall,
+    ServerToolResult,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -145,7 +147,22 @@ def _part_end(part: Part) -> dict[str, Any]:
         arguments: Any = part.arguments
         return {"kind": "tool_call", "id": part.id, "name": part.name, "arguments": arguments}
     if isinstance(part, TextPart):
+        if part.citations:  # what the text cites, for a reader (never an encrypted index)
+            cited = [{"url": c.url, "title": c.title} for c in part.citations]
+            return {"kind": "text", "citations": cited}
         return {"kind": "text"}
+    if isinstance(part, ServerToolCall):  # what the provider's tool was asked, not its block
+        arguments: Any = part.arguments
+        call = {"kind": part.kind, "id": part.id, "name": part.name, "arguments": arguments}
+        return {**call, "builtin": part.builtin, "approval": part.approval}
+    if isinstance(part, ServerToolResult):
+        return {
+            "kind": part.kind,
+            "call_id": part.call_id,
+            "name": part.name,
+            "builtin": part.builtin,
+            "is_error": part.is_error,
+        }
     return {"kind": part.kind}
 
 
@@ -157,7 +174,9 @@ async def sse_events(stream: AgentStream[Any]) -> AsyncIterator[dict[str, str]]:
     with its `id` and `name`, a redacted thinking block with `redacted: true`), its deltas
     (`thinking` and `text` `{step, index, text}`, `tool-call` `{step, index, arguments}` with
     a fragment of the arguments' JSON), and `part-end` `{step, index, kind, ...}` (a tool
-    call's whole `id`, `name` and `arguments`, a thinking block's `redacted` and `signed`);
+    call's whole `id`, `name` and `arguments`, a thinking block's `redacted` and `signed`, a
+    built-in tool's call with its `id`, `name`, `builtin` and `arguments` or its result's
+    `call_id`, `name` and `is_error`, a text's `citations` as `{url, title}`);
     then `step` `{step, finish_reason, model}` and `usage` (the request's tokens). After the
     step's tools: `tool-result` `{call_id, name, content, is_error}` for each call, in call
     order. With an output type, `partial-output` `{output}` while the output's JSON streams;
@@ -197,7 +216,9 @@ async def sse_events(stream: AgentStream[Any]) -> AsyncIterator[dict[str, str]]:
                 elif delta.text:
                     yield event(kind, {"step": step, "index": index, "text": delta.text})
             elif isinstance(item, PartEnd):
-                open_parts.pop(item.index, None)
+                if open_parts.pop(item.index, None) is None:  # a part that arrived whole
+                    whole = {"step": step, "index": item.index, "kind": item.part.kind}
+                    yield event("part-start", whole)
                 yield event("part-end", {"step": step, "index": item.index, **_part_end(item.part)})
             elif isinstance(item, ModelResponse):
                 message = item.message

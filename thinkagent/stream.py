@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Generic, cast
 
@@ -24,11 +24,14 @@ from pydantic import JsonValue
 from typing_extensions import TypeVar
 
 from .messages import (
+    Citation,
     FinishReason,
     Message,
     OpaqueBlock,
     Part,
     ProviderDetails,
+    ServerToolCall,
+    ServerToolResult,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -49,6 +52,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolResultEvent",
     "WarningEvent",
+    "model_block",
     "model_data",
     "model_text",
     "tool_arguments",
@@ -103,6 +107,15 @@ def model_data(value: JsonValue) -> JsonValue:
     if _plain_json(value):
         return value
     return _mended(value)
+
+
+def model_block(part: Part) -> Part:
+    """A provider block an API returned whole (`OpaqueBlock`, `ServerToolCall`,
+    `ServerToolResult`), every text and number in it as `model_data` keeps it: the block
+    itself when it needs nothing."""
+    fields = part.model_dump()
+    mended = model_data(fields)
+    return part if mended is fields else type(part).model_validate(mended)
 
 
 def _mended(value: object) -> JsonValue:
@@ -170,12 +183,14 @@ class ThinkingDelta:
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
-    """More of text part `index` (and its signature, on Gemini)."""
+    """More of text part `index` (and its signature, on Gemini). `citations`, when not None,
+    are the part's citations so far, whole (they replace any given before)."""
 
     index: int
     text: str = ""
     signature: str | None = None
     provider_details: ProviderDetails | None = None
+    citations: tuple[Citation, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +270,9 @@ class _Builder:
     id: str | None = None
     name: str | None = None
     details: dict[str, JsonValue] | None = None
-    raw: dict[str, JsonValue] | None = None  # an opaque block's data, as it stands
+    citations: tuple[Citation, ...] = ()  # a text part's, folded in whole
+    raw: dict[str, JsonValue] | None = None  # a provider block's data, as it stands
+    make: Callable[[dict[str, JsonValue]], Part] | None = None  # builds the block from `raw`
     done: Part | None = None  # the part, once its end was signalled (built once)
     mended: bool = False  # text the model sent was mended: its proof no longer fits it
 
@@ -285,6 +302,10 @@ _KINDS: dict[type[ModelDelta], type[Part]] = {
 }
 
 
+_WHOLE: frozenset[type[Part]] = frozenset({OpaqueBlock, ServerToolCall, ServerToolResult})
+"""The parts that keep a provider's block whole: built from the block, never from deltas."""
+
+
 class MessageAssembler:
     """Folds a model's deltas into the assistant `Message` they describe.
 
@@ -310,10 +331,19 @@ class MessageAssembler:
             return
         if delta.text:
             builder.fold_text(delta.text)
+        if isinstance(delta, TextDelta) and delta.citations is not None:
+            builder.citations = delta.citations
         if isinstance(delta, ThinkingDelta):
             if delta.redacted is not None:
                 builder.redacted = delta.redacted
             builder.id = delta.id or builder.id
+
+    def add_part(self, index: int, part: Part) -> PartEnd:
+        """Part `index` arrived whole (a provider block: `OpaqueBlock`, `ServerToolCall`,
+        `ServerToolResult`, which no delta describes): the `PartEnd` to yield for it."""
+        builder = self._builder(index, type(part))
+        builder.done = part
+        return PartEnd(index, part)
 
     def _builder(self, index: int, kind: type[Part]) -> _Builder:
         builder = self._builders.get(index)
@@ -386,9 +416,10 @@ class MessageAssembler:
         )
 
     def _part(self, b: _Builder, *, partial: bool = False) -> Part | None:
-        if b.kind is OpaqueBlock:  # kept only whole: a cut one could not go back as it was
-            data = cast("dict[str, JsonValue]", model_data(b.raw or {}))
-            return b.done if partial else OpaqueBlock.of(data)
+        if b.make is not None or b.kind in _WHOLE:  # kept only whole: a cut one could not go back
+            if partial or b.make is None:
+                return b.done
+            return b.make(cast("dict[str, JsonValue]", model_data(b.raw or {})))
         text = "".join(b.chunks)
         details = None if b.details is None else cast("ProviderDetails", model_data(b.details))
         signature = None if b.mended else b.signature  # a proof of other text than is kept
@@ -403,7 +434,9 @@ class MessageAssembler:
                 provider_details=details,
             )
         if b.kind is TextPart:
-            return TextPart(text=text, signature=signature, provider_details=details)
+            return TextPart(
+                text=text, signature=signature, citations=b.citations, provider_details=details
+            )
         if b.id is None or b.name is None:
             if partial:
                 return None
@@ -479,18 +512,22 @@ class StreamBuilder(MessageAssembler):
         *,
         signature: str | None = None,
         details: ProviderDetails | None = None,
+        citations: tuple[Citation, ...] | None = None,
     ) -> TextDelta | None:
-        """Fold visible text (and its signature, on Gemini) into part `key`."""
+        """Fold visible text (and its signature, on Gemini) into part `key`; `citations`, when
+        given, are the part's whole citations so far."""
         builder = self._open(key, TextPart)
         if details:
             builder.merge_details(details)
+        if citations is not None:
+            builder.citations = citations
         if text:
             text = builder.fold_text(text)
-        elif signature is None:
+        elif signature is None and citations is None:
             return None
         if signature is not None:
             builder.signature = signature
-        return TextDelta(builder.index, text, signature, details)
+        return TextDelta(builder.index, text, signature, details, citations)
 
     def tool_call(
         self,
@@ -519,12 +556,42 @@ class StreamBuilder(MessageAssembler):
             return None
         return ToolCallDelta(builder.index, id, name, arguments, signature, details)
 
+    def replace_arguments(self, key: Hashable, arguments: str) -> None:
+        """Replace the argument text of tool call `key` (a vendor that restates a call's whole
+        arguments after streaming them in pieces it could not keep in order)."""
+        builder = self._keys.get(key)
+        if builder is not None and builder.kind is ToolCall:
+            builder.chunks = [arguments]
+
     def opaque(self, key: Hashable, data: dict[str, JsonValue]) -> None:
         """Open part `key` as a provider block kept whole (`OpaqueBlock`), or replace what it
         holds so far with `data`: the adapter folds the vendor's events into the block itself.
         It is yielded by no delta; `end(key)` gives its `PartEnd`, and a stream cut before that
         leaves it out of the partial message."""
-        self._open(key, OpaqueBlock).raw = data
+        self.block(key, data, OpaqueBlock, OpaqueBlock.of)
+
+    def block(
+        self,
+        key: Hashable,
+        data: dict[str, JsonValue],
+        kind: type[Part],
+        make: Callable[[dict[str, JsonValue]], Part],
+    ) -> None:
+        """Open part `key` as a provider block of `kind` (an `OpaqueBlock`, a `ServerToolCall`,
+        a `ServerToolResult`), or replace what it holds so far with `data`; `make` builds the
+        part from the block once it is complete. Like `opaque`: no delta, `end(key)` gives its
+        `PartEnd`, and a stream cut before that leaves it out."""
+        builder = self._open(key, kind)
+        builder.raw = data
+        builder.make = make
+
+    def whole(self, key: Hashable, part: Part) -> PartEnd:
+        """Part `key` arrived whole (a provider block the vendor sends in one event): it takes
+        the next position and is complete at once; the `PartEnd` to yield."""
+        part = model_block(part)
+        builder = self._open(key, type(part))
+        builder.done = part
+        return PartEnd(builder.index, part)
 
     def end(self, key: Hashable) -> PartEnd | None:
         """Part `key` is complete (the vendor said so): the `PartEnd` to yield, or None when

@@ -31,11 +31,15 @@ from typing import Any, Literal, cast, get_args
 from . import _endpoint, _telemetry
 from ._endpoint import ModelRequestsBlocked
 from ._telemetry import CapturedRequest
+from .builtin_tools import BuiltinTool
 from .errors import ConfigurationError, StreamInterrupted, ThinkAgentError
 from .messages import (
     FinishReason,
     Message,
+    OpaqueBlock,
     Part,
+    ServerToolCall,
+    ServerToolResult,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -102,7 +106,9 @@ class ScriptedModel:
     Messages without provenance are tagged with this model's `scope` and `model_name`.
     `profile` is what it declares it can do: by default any media and no native structured
     output (so an agent with an `output_type` uses its output tool; pass
-    `ModelProfile(native_output=True, ...)` to test the native path).
+    `ModelProfile(native_output=True, ...)` to test the native path). It takes every built-in
+    tool (they reach it in `ModelRequest.builtin_tools`): script the `ServerToolCall` and
+    `ServerToolResult` parts a provider would return.
     """
 
     def __init__(
@@ -129,6 +135,9 @@ class ScriptedModel:
     def scope(self) -> str:
         return self._scope
 
+    def check_builtin_tools(self, tools: Sequence[BuiltinTool]) -> None:
+        """A scripted model takes any built-in tool."""
+
     @property
     def remaining(self) -> int:
         """How many scripted responses have not been used yet."""
@@ -148,17 +157,23 @@ class ScriptedModel:
         assembler = MessageAssembler(json_arguments=json_arguments)
         cut = scripted.interrupt_after
         last = {delta.index: n for n, delta in enumerate(deltas)}  # each part's last delta
+        whole = [(i, p) for i, p in enumerate(message.parts) if isinstance(p, _WHOLE)]
         for warning in scripted.warnings:
             yield warning
         for n, delta in enumerate(deltas):
             if n == cut:
                 break
+            while whole and whole[0][0] < delta.index:  # a provider block, before this part
+                yield assembler.add_part(*whole.pop(0))
             assembler.add(delta)
             await asyncio.sleep(0)  # a real stream yields to the loop between events
             yield delta
             if last[delta.index] == n and (end := assembler.finish_part(delta.index)):
                 yield end
-        if cut is not None:
+        if cut is None:
+            for index, part in whole:
+                yield assembler.add_part(index, part)
+        else:
             raise StreamInterrupted(
                 "scripted stream interrupted",
                 scope=self._scope,
@@ -205,8 +220,13 @@ class ScriptedModel:
         )
 
 
+_WHOLE = (OpaqueBlock, ServerToolCall, ServerToolResult)
+
+
 def deltas_for(message: Message, chunk_size: int = 8) -> list[ModelDelta]:
-    """The deltas a provider would stream for `message`: text in chunks, proofs last."""
+    """The deltas a provider would stream for `message`: text in chunks, proofs last. Provider
+    blocks (`OpaqueBlock`, `ServerToolCall`, `ServerToolResult`) have none: they stream whole,
+    as their `PartEnd`."""
 
     def chunks(text: str) -> list[str]:
         return [text[i : i + chunk_size] for i in range(0, len(text), chunk_size)] or [""]
@@ -237,6 +257,8 @@ def deltas_for(message: Message, chunk_size: int = 8) -> list[ModelDelta]:
             deltas.extend(TextDelta(i, text=piece) for piece in pieces[1:])
             if part.signature is not None:
                 deltas.append(TextDelta(i, signature=part.signature))
+            if part.citations:
+                deltas.append(TextDelta(i, citations=part.citations))
         elif isinstance(part, ToolCall):
             arguments = (
                 part.arguments

@@ -6,6 +6,7 @@ import pytest
 
 from thinkagent import (
     Message,
+    ServerToolResult,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -242,3 +243,25 @@ def test_defect_2_a_lone_surrogate_in_a_streamed_call_id_or_name_is_mended() -> 
     builder.tool_call(0, id="toolu_\ud800", name="get_\udfffweather", arguments="{}")
     (call,) = builder.message(scope="anthropic", model="m").tool_calls
     assert (call.id, call.name) == ("toolu_\ufffd", "get_\ufffdweather")
+
+
+def test_a_server_tool_block_arriving_whole_is_mended_like_any_provider_block() -> None:
+    builder = StreamBuilder(json_arguments=True)
+    hostile = ServerToolResult(
+        call_id="srvtoolu_1",
+        name="web_search",
+        content=[{"title": "Pa\ud800ris", "rank": 1}],
+        type="web_search_tool_result",
+        data={"type": "web_search_tool_result", "content": [{"title": "Pa\ud800ris"}]},
+    )
+    end = builder.whole(0, hostile)
+    kept = builder.message(scope="anthropic", model="m").parts[0]
+    assert end.part == kept
+    assert isinstance(kept, ServerToolResult)
+    assert kept.data == {"type": "web_search_tool_result", "content": [{"title": "Pa\ufffdris"}]}
+    assert kept.content == [{"title": "Pa\ufffdris", "rank": 1}]
+    assert load_messages(dump_messages([Message(role="assistant", parts=(kept,))]))[0].parts == (
+        kept,
+    )
+    plain = hostile.model_copy(update={"content": None, "data": {"type": "x"}})
+    assert StreamBuilder(json_arguments=True).whole(0, plain).part is plain  # nothing to mend

@@ -429,6 +429,6 @@ async def test_a_durable_run_to_a_real_provider_is_blocked_in_tests(dbos: Any, n
     client = anthropic.AsyncAnthropic(api_key="not-a-key", max_retries=0)
     durable = DurableAgent(Agent(claude(client)), name=name)
     DBOS.launch()
-    with block_model_requests(), pytest.raises(ModelRequestsBlocked, match="api.anthropic.com"):
+    with block_model_requests(), pytest.raises(ModelRequestsBlocked, match=r"api\.anthropic\.com"):
         await durable.run("Hello.")
     await client.close()

@@ -187,6 +187,57 @@ async def test_warnings_are_events() -> None:
     } in chunks
 
 
+async def test_built_in_tool_parts_and_citations_are_told_without_their_blocks() -> None:
+    from thinkagent import Citation, ServerToolCall, ServerToolResult, TextPart
+
+    call = ServerToolCall(
+        id="srv_1",
+        name="web_search",
+        builtin="web_search",
+        arguments={"query": "paris"},
+        type="server_tool_use",
+        data={"type": "server_tool_use", "secret": "encrypted-blob"},
+    )
+    found = ServerToolResult(
+        call_id="srv_1",
+        name="web_search",
+        builtin="web_search",
+        type="web_search_tool_result",
+        data={"type": "web_search_tool_result", "encrypted_content": "encrypted-blob"},
+    )
+    cited = TextPart(
+        text="Sunny.",
+        citations=(
+            Citation(
+                type="web_search_result_location",
+                url="https://a.example",
+                title="A",
+                data={"encrypted_index": "encrypted-blob"},
+            ),
+        ),
+    )
+    message = Message(role="assistant", parts=(call, found, cited))
+    stream = Agent(ScriptedModel([message], chunk_size=6)).run_stream("Search")
+    events = [(e["event"], e["data"]) async for e in sse_events(stream)]
+    assert not any("encrypted-blob" in data for _, data in events)
+    decoded = [(name, json.loads(data)) for name, data in events]
+    starts = [d for n, d in decoded if n == "part-start"]
+    assert [s["kind"] for s in starts] == ["server_tool_call", "server_tool_result", "text"]
+    ends = [d for n, d in decoded if n == "part-end"]
+    assert ends[0] == {
+        "step": 1,
+        "index": 0,
+        "kind": "server_tool_call",
+        "id": "srv_1",
+        "name": "web_search",
+        "arguments": {"query": "paris"},
+        "builtin": "web_search",
+        "approval": False,
+    }
+    assert ends[1]["call_id"] == "srv_1" and ends[1]["is_error"] is False
+    assert ends[2]["citations"] == [{"url": "https://a.example", "title": "A"}]
+
+
 # --- useChat requests read back; approvals, finish reasons, structured output (issue 25) -------
 
 

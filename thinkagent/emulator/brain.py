@@ -33,6 +33,9 @@ Policy
   (stop reason ``max_tokens``).
 * Images and documents in the conversation are "seen": the answer (and the thinking) names
   each one's kind, media type and size in bytes, so a test can tell it arrived intact.
+* Built-in tools the request declares (:mod:`~thinkagent.emulator.server_tools`): the ones
+  the question calls for run first, in the same reply, before any function tool; the answer
+  quotes what they returned. A remote MCP call awaiting approval ends the reply.
 * Structured answers: with a ``response_schema`` the answer is JSON valid for it. When the
   system instructions name an offered tool as the way to give the final answer (the tool's
   name and the word "final" in one sentence), that tool is kept out of the plan and called,
@@ -47,6 +50,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from .encoding import as_list, as_mapping, mapping_or_none
@@ -56,11 +60,13 @@ from .model import (
     Conversation,
     Reply,
     ReplyUsage,
+    ServerUse,
     Settings,
     ToolCallSpec,
     ToolSpec,
     Turn,
 )
+from .server_tools import plan_uses
 
 __all__ = [
     "MAGIC_REDACTED_PROMPT",
@@ -121,6 +127,7 @@ _STOP_SUBJECTS = frozenset(
         "on",
         "or",
         "please",
+        "search",
         "show",
         "so",
         "tell",
@@ -637,6 +644,22 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
         )
     if conversation.system.strip():
         thoughts.append(f"I must follow the instructions: {_quote(conversation.system, 120)}.")
+    uses = plan_uses(conversation, question, loop_turns, names)
+    if uses and uses[-1].approval == "pending":
+        waiting = uses[-1]
+        thoughts.append(
+            f"I will call {waiting.name} on the {waiting.server} server; the call needs the "
+            "user's approval first."
+        )
+        thinking = " ".join(thoughts) if settings.thinking else None
+        reply = Reply(
+            thinking=thinking, server_uses=tuple(uses), redacted=redacted and bool(thinking)
+        )
+        return replace(reply, usage=reply_usage(conversation, reply))
+    earlier = [u for t in loop_turns if t.role == "assistant" for u in t.server_uses]
+    found = _server_facts([*earlier, *uses], loop_turns)
+    if uses:
+        thoughts.append(f"I used {_join([_describe_use(u) for u in uses])}.")
 
     tool_calls: list[ToolCallSpec] = []
     final_failed = False
@@ -691,6 +714,8 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
                 if question
                 else "Done."
             )
+    if found and step_tool is None and not tool_calls:
+        text = f"{text}\n" + "\n".join(found)
     seen = _seen(conversation)
     if seen and step_tool is None:
         thoughts.append(seen)
@@ -726,21 +751,44 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
         thinking=thinking,
         tool_calls=tuple(tool_calls),
         redacted=redacted and thinking is not None,
+        server_uses=tuple(uses),
     )
     usage = reply_usage(conversation, reply)
     if settings.max_tokens is not None and usage.output_tokens > settings.max_tokens:
         room = max(settings.max_tokens - usage.thinking_tokens, 0) * 4
         reply = Reply(
-            text=text[:room], thinking=thinking, redacted=reply.redacted, stop_reason="max_tokens"
+            text=text[:room],
+            thinking=thinking,
+            redacted=reply.redacted,
+            stop_reason="max_tokens",
+            server_uses=tuple(uses),
         )
         usage = ReplyUsage(
             usage.input_tokens, settings.max_tokens, min(usage.thinking_tokens, settings.max_tokens)
         )
-    return Reply(
-        text=reply.text,
-        thinking=reply.thinking,
-        tool_calls=reply.tool_calls,
-        redacted=reply.redacted,
-        stop_reason=reply.stop_reason,
-        usage=usage,
-    )
+    return replace(reply, usage=usage)
+
+
+def _describe_use(use: ServerUse) -> str:
+    if use.kind == "mcp":
+        return f"{use.name} on the {use.server} server"
+    query = use.arguments.get("query") or use.arguments.get("url")
+    return f"{use.name} ({query})" if isinstance(query, str) else use.name
+
+
+def _server_facts(uses: Sequence[ServerUse], loop: Sequence[Turn]) -> list[str]:
+    """What the built-in tools of the loop found, as lines of the answer: each page (with its
+    URL) and each output; a call the user denied, said so."""
+    denied = {call_id for t in loop if t.role == "user" for call_id, ok in t.approvals if not ok}
+    lines: list[str] = []
+    for use in uses:
+        if use.approval == "pending":
+            if use.id in denied:
+                lines.append(f"- {use.name} was not run: the user did not approve it.")
+            continue
+        lines.extend(
+            f"- {hit.title} ({hit.url})" if hit.title else f"- {hit.url}" for hit in use.hits
+        )
+        if use.output and use.kind != "image_generation":
+            lines.append(f"- {use.name}: {use.output.strip()}")
+    return lines

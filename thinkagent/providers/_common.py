@@ -11,10 +11,18 @@ from collections.abc import Container, Mapping, Sequence
 from typing import Any, Generic, TypeVar, cast
 from urllib.parse import urlsplit
 
+from ..builtin_tools import BuiltinTool
 from ..errors import ConfigurationError, ProviderError, StreamInterrupted
 from ..history import ForeignReasoning
-from ..messages import OpaqueBlock, Part, TextPart, ThinkingBlock, ToolCall, valid_unicode
-from ..stream import MessageAssembler, model_data, model_text, tool_arguments
+from ..messages import (
+    Part,
+    ProviderBlock,
+    TextPart,
+    ThinkingBlock,
+    ToolCall,
+    valid_unicode,
+)
+from ..stream import MessageAssembler, model_block, model_data, model_text, tool_arguments
 from .base import ModelResponse, ModelSettings, PromptCacheTTL, ToolDefinition
 
 __all__ = [
@@ -32,6 +40,7 @@ __all__ = [
     "interrupted",
     "merge_settings",
     "received",
+    "refuse_builtin_tools",
     "request_options",
     "retryable_status",
     "tool_arguments",
@@ -194,6 +203,13 @@ def endpoint_host(base_url: object) -> str:
     return host
 
 
+def refuse_builtin_tools(tools: Sequence[BuiltinTool], where: str, hint: str = "") -> None:
+    """Raise `ConfigurationError` naming the first built-in tool of a request to an adapter
+    that has none (the agent refuses them sooner: `check_builtin_tools`)."""
+    if tools:
+        raise ConfigurationError(f"{tools[0].label} is not available on {where}{hint}")
+
+
 def tool_choice_name(choice: str | None, tools: Sequence[ToolDefinition]) -> str | None:
     """The tool a named `tool_choice` forces (None for `auto`/`none`/`required`/unset).
 
@@ -287,9 +303,8 @@ def received(response: ModelResponse) -> ModelResponse:
 
 
 def _received(part: Part) -> Part:
-    if isinstance(part, OpaqueBlock):
-        data = model_data(part.data)
-        return part if data is part.data else part.model_copy(update={"data": data})
+    if isinstance(part, ProviderBlock):
+        return model_block(part)
     update: dict[str, Any] = {}
     if part.provider_details is not None:
         details = model_data(part.provider_details)

@@ -42,6 +42,7 @@ from ..encoding import arguments_json, list_or_none, mapping_or_none, stable_id
 from ..framework import WireError
 from ..model import Call, CallResult, Conversation, Media, Reply, Settings, ToolSpec, Turn
 from ..signing import Signer
+from . import server_tools
 from .binding import SCOPE, Prefix, Record, open_proof, seal_proof
 from .caching import CachePlan, check_markers, plan_cache
 from .profiles import ClaudeProfile, claude_profile
@@ -619,6 +620,7 @@ def _neutral(
         calls=tuple(calls),
         results=tuple(results),
         media=tuple(media),
+        server_uses=server_tools.read_blocks(blocks) if role == "assistant" else (),
     )
 
 
@@ -868,6 +870,8 @@ def parse_request(
         parsed, clear_ats, model=model, tools=raw_tools, betas=betas, platform=platform
     )
     _check_pairs(parsed)
+    server_tools.check_replay(parsed, signer, platform)
+    server = server_tools.declared(body.get("tools"), model, betas, body.get("mcp_servers"))
     check_markers(raw_tools, system_blocks, parsed, body.get("cache_control"))
     _check_compaction(parsed, signer)
     _check_seams(parsed, platform, signer)
@@ -911,7 +915,9 @@ def parse_request(
         if first not in _THINKING:
             raise _invalid(_FINAL_THINKING.format(i=turn[0], found=first))
 
-    conversation = Conversation(system=system, turns=_turns(parsed, documents), tools=tools)
+    conversation = Conversation(
+        system=system, turns=_turns(parsed, documents), tools=tools, server_tools=server
+    )
     compaction = None
     if trigger is not None and reply_usage(conversation, Reply()).input_tokens >= trigger:
         question = next(

@@ -66,6 +66,7 @@ from .._common import (
     interrupted,
     merge_settings,
     received,
+    refuse_builtin_tools,
     retryable_status,
     tool_arguments,
     unreadable,
@@ -277,6 +278,7 @@ class BedrockModel(ClaudeModel[Any]):
         return self._build(request)[0]
 
     def _build(self, request: ModelRequest) -> tuple[dict[str, Any], Prepared]:
+        refuse_builtin_tools(request.builtin_tools, "Bedrock Converse")
         choice = merge_settings(self.settings, request.settings).get("tool_choice")
         declared = _declared_tools(request, choice)
         if declared and self._family.tools_refusal is not None:

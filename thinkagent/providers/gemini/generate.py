@@ -35,6 +35,7 @@ from google.genai import errors as genai_errors
 from google.genai import types
 from pydantic import ValidationError
 
+from ...builtin_tools import BuiltinTool
 from ...errors import ConfigurationError, HistoryError, ProviderError
 from ...history import ForeignReasoning, for_scope
 from ...messages import (
@@ -44,6 +45,8 @@ from ...messages import (
     Message,
     Part,
     ProviderDetails,
+    ServerToolCall,
+    ServerToolResult,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -73,6 +76,8 @@ from ..base import (
     ModelStreamEvent,
     ToolDefinition,
 )
+from . import _server_tools
+from ._partial_args import PartialArguments
 from ._rules import (
     GENERATED_ID,
     SKIP_SIGNATURE,
@@ -85,6 +90,7 @@ from ._rules import (
     encode_signature,
     error_type,
     finish_reason,
+    gemini_version,
     generated_call_id,
     media_problem,
     media_type,
@@ -156,6 +162,9 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
     - `settings`: default `ModelSettings`, under each request's own.
     - `generation_config`: other `GenerateContentConfig` fields, passed through on every
       request (`top_k`, `seed`, `safety_settings`, `response_mime_type`...).
+    - `stream_arguments`: a streamed request asks for the arguments of function calls in
+      pieces (`streamFunctionCallArguments`), folded into the same `ToolCallDelta`s (Vertex AI
+      and Gemini 3 only: `ConfigurationError` elsewhere).
 
     Conflicting settings raise `ConfigurationError` here, before anything is sent.
 
@@ -177,6 +186,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         max_retries: int = DEFAULT_MAX_RETRIES,
         settings: ModelSettings | None = None,
         generation_config: Mapping[str, Any] | None = None,
+        stream_arguments: bool = False,
     ) -> None:
         if thinking is not None and not isinstance(thinking, GeminiThinking):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ConfigurationError(
@@ -203,6 +213,15 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
             settings=settings,
         )
         self._profile = model_profile(model_name, self.scope)
+        if stream_arguments:
+            version = gemini_version(model_name)
+            if not client.vertexai or version is None or version[0] < 3:
+                raise ConfigurationError(
+                    "stream_arguments (streamFunctionCallArguments) is only available on "
+                    f"Vertex AI with Gemini 3 models, not on {model_name} with the "
+                    f"{'Vertex AI' if client.vertexai else 'Gemini API'} client"
+                )
+        self._stream_arguments = stream_arguments
 
     @property
     def profile(self) -> ModelProfile:
@@ -210,6 +229,17 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         output on Gemini 3; images and documents (by bytes or URL) on both generations, in
         tool results on Gemini 3."""
         return self._profile
+
+    @property
+    def stream_arguments(self) -> bool:
+        """Whether streamed requests ask for function call arguments in pieces."""
+        return self._stream_arguments
+
+    def check_builtin_tools(self, tools: Sequence[BuiltinTool]) -> None:
+        """Raise `ConfigurationError` for a built-in tool (or option) Gemini, this platform or
+        this model lacks (see `_server_tools`); that Gemini 2.5 cannot combine them with
+        function tools is checked per request."""
+        _server_tools.check(tools, self.model_name, vertex=self.scope == "vertex", functions=False)
 
     @property
     def missing_signature(self) -> MissingSignature:
@@ -233,7 +263,9 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         not base64."""
         return self._prepare(request)[0]
 
-    def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
+    def _prepare(
+        self, request: ModelRequest, *, stream: bool = False
+    ) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         """`build_request`'s arguments, and the warnings of what the request had to adjust
         (the shared thinking knob clamped or kept on)."""
         settings = merge_settings(self.settings, request.settings)
@@ -243,9 +275,25 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
             update["system_instruction"] = request.instructions
         if request.tools:
             update["tools"] = _tools(request.tools)
+        vertex = self.scope == "vertex"
+        if request.builtin_tools:
+            _server_tools.check(
+                request.builtin_tools, self.model_name, vertex=vertex, functions=bool(request.tools)
+            )
+            builtin = _server_tools.declarations(request.builtin_tools)
+            update["tools"] = [*update.get("tools", []), *builtin]
         choice = settings.get("tool_choice")
-        if choice is not None:
-            update["tool_config"] = _tool_config(choice, request.tools)
+        tool_config = _tool_config(choice, request.tools) if choice is not None else None
+        if request.builtin_tools and not vertex:  # the calls show, and go back in the chain
+            tool_config = tool_config or types.ToolConfig()
+            tool_config.include_server_side_tool_invocations = True
+        if stream and self._stream_arguments and request.tools:
+            tool_config = tool_config or types.ToolConfig()
+            calling = tool_config.function_calling_config or types.FunctionCallingConfig()
+            calling.stream_function_call_arguments = True
+            tool_config.function_calling_config = calling
+        if tool_config is not None:
+            update["tool_config"] = tool_config
         if request.output is not None and request.output.mode == "native":
             update["response_mime_type"] = "application/json"
             update["response_json_schema"] = request.output.schema
@@ -386,7 +434,15 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         if candidates:
             candidate = candidates[0]
             raw_finish = _enum_value(candidate.finish_reason)
+            last_call: str | None = None
             for part in _content_parts(candidate.content):
+                if _server_tools.is_server_part(part):
+                    found = _server_tools.server_part(
+                        part, generated_call_id(response_id, len(parts)), last_call
+                    )
+                    last_call = found.id if isinstance(found, ServerToolCall) else last_call
+                    parts.append(found)
+                    continue
                 raw_signature = part.thought_signature
                 signature = None if raw_signature is None else encode_signature(raw_signature)
                 call = part.function_call
@@ -405,6 +461,8 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         normalised = self.map_finish_reason(raw_finish, tool_calls=has_calls)
         if normalised is None and not candidates and details is not None:
             normalised = "content_filter"  # the prompt itself was blocked
+        grounding = candidates[0].grounding_metadata if candidates else None
+        parts = _server_tools.citations(parts, grounding)
         return ModelResponse(
             Message(
                 role="assistant",
@@ -412,7 +470,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
                 scope=self.scope,
                 model=self.model_name,
                 id=response_id,
-                usage=_usage(response.usage_metadata),
+                usage=_with_uses(_usage(response.usage_metadata), parts, grounding),
                 finish_reason=normalised,
                 provider_details=details,
             )
@@ -423,7 +481,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         each part closes, then the complete `ModelResponse` (its parts as in the non-streamed
         one: see `_Parts`). A stream that breaks or ends without a finish reason raises
         `StreamInterrupted` with what had arrived, unsigned."""
-        params, warnings = self._prepare(request)
+        params, warnings = self._prepare(request, stream=True)
         for warning in warnings:
             yield warning
         parts = _Parts()
@@ -456,7 +514,15 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
             usage=_usage(parts.usage),
             finish_reason="content_filter" if normalised is None and blocked else normalised,
             id=parts.response_id,
-            provider_details=_details(raw_finish, last),
+            provider_details=_details(raw_finish, last, parts.candidate),
+        )
+        grounding = parts.candidate.grounding_metadata if parts.candidate is not None else None
+        cited = _server_tools.citations(message.parts, grounding)
+        message = message.model_copy(
+            update={
+                "parts": tuple(cited),
+                "usage": _with_uses(message.usage, cited, grounding),
+            }
         )
         yield ModelResponse(message, warnings)
 
@@ -523,6 +589,9 @@ class _Parts(StreamBuilder):
         self.last: types.GenerateContentResponse | None = None
         self.usage: types.GenerateContentResponseUsageMetadata | None = None
         self.raw_finish: str | None = None
+        self.candidate: types.Candidate | None = None  # the last with grounding metadata
+        self.arguments: PartialArguments | None = None  # a call whose arguments stream
+        self.last_call: str | None = None  # the id of the last built-in tool call
 
     def chunk(self, chunk: types.GenerateContentResponse) -> list[ModelStreamEvent]:
         """Fold one streamed response in: the events to yield, in order."""
@@ -533,6 +602,8 @@ class _Parts(StreamBuilder):
         events: list[ModelStreamEvent] = []
         if chunk.candidates:  # else usage or prompt feedback only: read from `last` at the end
             candidate = chunk.candidates[0]
+            if candidate.grounding_metadata is not None or candidate.url_context_metadata:
+                self.candidate = candidate
             for part in _content_parts(candidate.content):
                 self.fold(part, events)
             if candidate.finish_reason is not None:
@@ -551,6 +622,20 @@ class _Parts(StreamBuilder):
         raw_signature = part.thought_signature
         signature = None if raw_signature is None else encode_signature(raw_signature)
         call = part.function_call
+        if call is not None and (self.arguments is not None or call.will_continue):
+            self._streamed_call(call, signature, events)
+            return
+        if _server_tools.is_server_part(part):
+            self._next(events)
+            self.open = None
+            found = _server_tools.server_part(
+                part, generated_call_id(self.response_id, self.position), self.last_call
+            )
+            if isinstance(found, ServerToolCall):
+                self.last_call = found.id
+            events.append(self.whole(self.position, found))
+            self.pending = None
+            return
         if call is not None:
             self._next(events)
             self.open = None
@@ -581,6 +666,43 @@ class _Parts(StreamBuilder):
         if delta is not None:
             events.append(delta)
         if signature is not None:
+            self._end(events)
+
+    def _streamed_call(
+        self, call: types.FunctionCall, signature: str | None, events: list[ModelStreamEvent]
+    ) -> None:
+        """One piece of a call whose arguments stream (`partialArgs`): its head (name,
+        signature) opens the call, each argument piece is the next fragment of its JSON, and
+        an empty `functionCall` closes it."""
+        if self.arguments is None:  # the head
+            self._next(events)
+            self.open = None
+            self.has_calls = True
+            self.arguments = PartialArguments()
+            delta = self.tool_call(
+                self.position,
+                id=call.id or generated_call_id(self.response_id, self.position),
+                name=call.name or "",
+                signature=signature,
+                details=None if call.id else _GENERATED,
+            )
+            if delta is not None:
+                events.append(delta)
+            return
+        fragment = "".join(self.arguments.add(arg) for arg in call.partial_args or ())
+        done = not (call.will_continue or call.partial_args or call.name)
+        whole: dict[str, Any] | None = None
+        if done:
+            closing, whole = self.arguments.close()
+            fragment += closing
+            self.arguments = None
+        if fragment:
+            delta = self.tool_call(self.position, arguments=fragment)
+            if delta is not None:
+                events.append(delta)
+        if whole is not None:  # pieces out of order: the call holds the rebuilt object
+            self.replace_arguments(self.position, json.dumps(whole))
+        if done:
             self._end(events)
 
     def _next(self, events: list[ModelStreamEvent]) -> None:
@@ -771,6 +893,10 @@ def _model_content(
                 )
             elif part.text:
                 parts.append(types.Part(text=part.text))
+        elif isinstance(part, ServerToolCall | ServerToolResult):
+            replayed = _server_tools.replay_part(part)
+            if replayed is not None:
+                parts.append(replayed)
         elif isinstance(part, ToolCall):
             if part.signature is not None and isinstance(part.arguments, dict):
                 signature: bytes | None = _signature_bytes(part.signature, index, j)
@@ -820,15 +946,32 @@ def _enum_value(value: object) -> str | None:
 
 
 def _details(
-    raw_finish: str | None, response: types.GenerateContentResponse | None
+    raw_finish: str | None,
+    response: types.GenerateContentResponse | None,
+    candidate: types.Candidate | None = None,
 ) -> ProviderDetails | None:
+    """The finish reason, a blocked prompt's reason, and the candidate's grounding and URL
+    context metadata (`candidate`, else the response's first)."""
     details: ProviderDetails = {}
     if raw_finish is not None:
         details["finish_reason"] = raw_finish
     feedback = response.prompt_feedback if response is not None else None
     if feedback is not None and feedback.block_reason is not None:
         details["block_reason"] = _enum_value(feedback.block_reason)
+    if candidate is None and response is not None and response.candidates:
+        candidate = response.candidates[0]
+    details.update(_server_tools.metadata_details(candidate))
     return details or None
+
+
+def _with_uses(
+    usage: Usage | None, parts: Sequence[Part], grounding: types.GroundingMetadata | None
+) -> Usage | None:
+    """`usage` with the built-in tool uses the response records."""
+    uses = _server_tools.uses(parts, grounding)
+    if not uses:
+        return usage
+    return (usage or Usage()).model_copy(update={"server_tool_uses": uses})
 
 
 def _usage(metadata: types.GenerateContentResponseUsageMetadata | None) -> Usage | None:

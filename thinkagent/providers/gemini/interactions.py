@@ -73,6 +73,7 @@ from .._common import (
     interrupted,
     merge_settings,
     received,
+    refuse_builtin_tools,
     request_options,
     retryable_status,
     tool_arguments,
@@ -235,6 +236,7 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         return self._prepare(request)[0]
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
+        refuse_builtin_tools(request.builtin_tools, "the Interactions API", " (use GeminiModel)")
         settings = merge_settings(self.settings, request.settings)
         warnings = _NO_WARNINGS
         generation: dict[str, Any] = {**self._generation_config, **self._thinking_fields}

@@ -55,6 +55,7 @@ from .._common import (
     copy_settings,
     merge_settings,
     received,
+    refuse_builtin_tools,
     request_options,
     unreadable,
 )
@@ -223,6 +224,9 @@ class OpenAIChatModel(OpenAIAdapter):
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         """The request's keyword arguments and the warnings for what had to be adjusted."""
+        refuse_builtin_tools(
+            request.builtin_tools, "Chat Completions", " (use OpenAIResponsesModel)"
+        )
         settings = merge_settings(self.settings, request.settings)
         self._profile.media.check(request.messages)
         messages, replay_warnings = self._messages(request.messages)

@@ -54,9 +54,11 @@ from openai.types.responses import (
 )
 from pydantic import JsonValue
 
+from ...builtin_tools import BuiltinTool
 from ...errors import ConfigurationError, HistoryError, ProviderError
 from ...history import ForeignReasoning, HistoryProcessor, for_scope
 from ...messages import (
+    Citation,
     Document,
     FinishReason,
     Image,
@@ -64,6 +66,8 @@ from ...messages import (
     OpaqueBlock,
     Part,
     ProviderDetails,
+    ServerToolCall,
+    ServerToolResult,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -90,6 +94,7 @@ from ..base import (
     ModelSettings,
     ModelStreamEvent,
 )
+from . import _server_tools
 from ._thinking import default_context, reasons, responses_effort
 from ._wire import (
     SDK_ERRORS,
@@ -296,11 +301,18 @@ class OpenAIResponsesModel(OpenAIAdapter):
         reasoning; `reasoning` false for the models that do not reason (`gpt-4.1`...)."""
         return self._profile
 
+    def check_builtin_tools(self, tools: Sequence[BuiltinTool]) -> None:
+        """Raise `ConfigurationError` for a built-in tool (or option) the Responses API or this
+        model lacks (see `_server_tools`)."""
+        effort = self.thinking.effort if self.thinking is not None else None
+        _server_tools.check(tools, self.model_name, effort)
+
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for `client.responses.create` (without `stream`).
 
         Raises `ConfigurationError` for a `tool_choice` naming no tool on offer, for
-        `stop_sequences` (the Responses API has none) and for media it does not take.
+        `stop_sequences` (the Responses API has none), for media it does not take and for a
+        built-in tool it does not have.
         """
         return self._prepare(request)[0]
 
@@ -333,6 +345,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
                 {"type": "compaction", "compact_threshold": self._compact_threshold}
             ]
         if request.tools:
+            deferred = _server_tools.deferred(request.builtin_tools)
             params["tools"] = [
                 {
                     "type": "function",
@@ -340,10 +353,17 @@ class OpenAIResponsesModel(OpenAIAdapter):
                     "description": tool.description,
                     "parameters": tool.parameters,
                     "strict": False,
+                    **({"defer_loading": True} if tool.name in deferred else {}),
                 }
                 for tool in request.tools
             ]
             set_tool_choice(params, settings, request.tools, _named_tool_choice)
+        if request.builtin_tools:
+            hosted, include = _server_tools.declarations(
+                request.builtin_tools, self.model_name, effort
+            )
+            params["tools"] = [*params.get("tools", []), *hosted]
+            params["include"] = [*params["include"], *include]
         output = request.output
         if output is not None and output.mode == "native":
             text_format: dict[str, Any] = {
@@ -393,9 +413,11 @@ class OpenAIResponsesModel(OpenAIAdapter):
         - Nothing before this scope's latest compaction item: it carries what came before
           (developers.openai.com/api/docs/guides/compaction). A compacted window from
           `compact()` goes back whole (the user messages it kept, then its compaction item).
+        - Built-in tools' items (`web_search_call`, `mcp_call`...) exactly as they came, in
+          their place; the decision on an approval request as an `mcp_approval_response`.
         - Other scopes' turns: text as assistant messages and function calls without item ids;
-          their reasoning and compaction items are dropped (or their reasoning sent as text
-          with `foreign_reasoning="text"`).
+          their reasoning, compaction and built-in tools' items are dropped (or their reasoning
+          sent as text with `foreign_reasoning="text"`).
         """
         return self._input(messages)[0]
 
@@ -409,12 +431,19 @@ class OpenAIResponsesModel(OpenAIAdapter):
         sent = for_scope(messages, self.scope, foreign_reasoning=self.foreign_reasoning)
         start, first_part = _latest_compaction(sent, self.scope)
         out: list[dict[str, Any]] = []
+        requests = _server_tools.approval_requests(sent)
+
+        def answer(result: ToolResult) -> dict[str, Any]:
+            if result.call_id in requests:
+                return _server_tools.approval_response(result)
+            return _call_output(result)
+
         removed: list[tuple[int, str]] = []
         for i in range(start, len(sent)):
             message = sent[i]
             parts = message.parts[first_part:] if i == start else message.parts
             if message.role == "user":
-                out += user_items(message, _call_output, _input_content)
+                out += user_items(message, answer, _input_content)
             elif message.scope == self.scope:
                 items, missing = _native_items(parts, store=self._store)
                 out += items
@@ -556,6 +585,10 @@ class OpenAIResponsesModel(OpenAIAdapter):
         finish = self.map_finish_reason(raw)
         if finish == "stop" and any(isinstance(p, ToolCall) for p in parts):
             finish = "tool_call"
+        usage = _usage(response.usage)
+        uses = _server_tools.uses(parts)
+        if uses:
+            usage = usage.model_copy(update={"server_tool_uses": uses})
         details: ProviderDetails = {}
         if raw is not None:
             details["finish_reason"] = raw
@@ -568,7 +601,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
             scope=self.scope,
             model=response.model or self.model_name,
             id=response.id,
-            usage=_usage(response.usage),
+            usage=usage,
             finish_reason=finish,
             provider_details=details or None,
         )
@@ -799,9 +832,16 @@ class _ResponseStream:
             out += [whole] if whole is not None else []
         elif item.type == "message":
             for number, content in enumerate(item.content):
-                builder.text((key, number), details=_text_details(item, content, follows))
+                builder.text(
+                    (key, number),
+                    details=_text_details(item, content, follows),
+                    citations=_citations(content),
+                )
         elif item.type == "compaction":
             builder.opaque(key, _opaque(item).data)
+        elif item.type in _server_tools.ITEMS:
+            for number, part in enumerate(_server_tools.item_parts(_plain_item(item))):
+                out.append(builder.whole((key, "server", number), part))
         for part_key in self._keys.pop(key, ()):
             end = builder.end(part_key)
             out += [end] if end is not None else []
@@ -845,10 +885,16 @@ def _output_parts(items: Sequence[ResponseOutputItem]) -> list[Part]:
             for content in item.content:
                 text = content.refusal if content.type == "refusal" else content.text
                 parts.append(
-                    TextPart(text=text, provider_details=_text_details(item, content, follows))
+                    TextPart(
+                        text=text,
+                        provider_details=_text_details(item, content, follows),
+                        citations=_citations(content),
+                    )
                 )
         elif item.type == "compaction":
             parts.append(_opaque(item))
+        elif item.type in _server_tools.ITEMS:
+            parts += _server_tools.item_parts(_plain_item(item))
         follows = _item_id(item) if item.type == "reasoning" else None
     return parts
 
@@ -877,9 +923,19 @@ def _text_details(
         details["phase"] = item.phase
     if content.type == "refusal":
         details["refusal"] = True
-    elif content.annotations:
-        details["annotations"] = [_plain(a) for a in content.annotations]
     return details
+
+
+def _citations(content: ResponseOutputText | ResponseOutputRefusal) -> tuple[Citation, ...]:
+    """A text part's annotations, as its citations (a refusal has none)."""
+    if content.type == "refusal" or not content.annotations:
+        return ()
+    return _server_tools.citations([_plain_item(a) for a in content.annotations])
+
+
+def _plain_item(value: Any) -> dict[str, JsonValue]:
+    """An SDK object as the JSON object it came as (unknown keys included)."""
+    return cast("dict[str, JsonValue]", value.to_dict(mode="json"))
 
 
 def _item_details(item_id: str | None, follows: str | None) -> ProviderDetails | None:
@@ -1040,8 +1096,12 @@ def _native_items(parts: Sequence[Part], *, store: bool) -> tuple[list[dict[str,
             after, open_message = part.id, None
             continue
         after = None
-        if isinstance(part, OpaqueBlock):  # a compaction item: exactly as it came
-            entries.append((None, dict(part.data), None))
+        if isinstance(part, OpaqueBlock | ServerToolCall | ServerToolResult):
+            # A compaction item or a built-in tool's item: exactly as it came (a result that
+            # travels inside its call's item goes with it).
+            replayed = _server_tools.replay_item(part)
+            if replayed is not None:
+                entries.append((None, replayed, None))
             open_message = None
         elif isinstance(part, ToolCall):
             item: dict[str, Any] = {
@@ -1059,7 +1119,8 @@ def _native_items(parts: Sequence[Part], *, store: bool) -> tuple[list[dict[str,
             if details.get("refusal") is True:
                 content = {"type": "refusal", "refusal": part.text}
             else:
-                annotations = details.get("annotations")
+                # Citations carry the annotations whole; older histories kept them in details.
+                annotations = [c.data for c in part.citations] or details.get("annotations")
                 content = {
                     "type": "output_text",
                     "text": part.text,
