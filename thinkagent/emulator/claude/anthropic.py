@@ -36,8 +36,8 @@ from ..framework import (
     WireRoute,
 )
 from ..model import Reply, ReplyUsage
-from .bodies import check_anthropic
 from . import server_tools
+from .bodies import check_anthropic
 from .rules import ClaudeBlock, ClaudeRequest, parse_request, render_blocks, stop_details
 from .system import ClaudeError
 

@@ -45,8 +45,8 @@ from ..framework import (
     WireRoute,
 )
 from ..model import Reply, StopReason
-from .bodies import check_gemini
 from . import server_tools
+from .bodies import check_gemini
 from .rules import (
     GEMINI_API,
     VERTEX_AI,

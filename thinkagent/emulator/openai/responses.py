@@ -82,8 +82,8 @@ from ..model import (
     Turn,
 )
 from ..signing import Signer, expand
-from .bodies import check_responses
 from . import server_tools
+from .bodies import check_responses
 from .caching import AutomaticCache
 from .compat import DEEPSEEK_RESPONSES_MISSING
 from .rules import (
