@@ -24,14 +24,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-try:
+from ._extras import needs
+
+with needs("mcp", "thinkagent.mcp"):
     import mcp_types
     from mcp import ClientSession, StdioServerParameters, stdio_client
     from mcp.client.streamable_http import streamable_http_client
-except ImportError as exc:  # pragma: no cover - depends on the install
-    raise ImportError(
-        "thinkagent.mcp needs the `mcp` package: pip install 'thinkagent[mcp]'"
-    ) from exc
 
 from .errors import ConfigurationError
 from .messages import Document, Image

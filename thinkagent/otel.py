@@ -43,15 +43,12 @@ from collections.abc import AsyncIterator, Generator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-try:
+from ._extras import needs
+
+with needs("otel", "thinkagent.otel"):
     from opentelemetry import context as otel_context
     from opentelemetry import trace
     from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
-except ImportError:  # pragma: no cover - depends on the install
-    raise ModuleNotFoundError(
-        "thinkagent.otel needs OpenTelemetry's API: pip install 'thinkagent[otel]'",
-        name="opentelemetry",
-    ) from None
 
 from . import _telemetry
 from ._telemetry import PROVIDER_DROPPED, Replay, call_arguments

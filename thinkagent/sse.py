@@ -33,13 +33,11 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
-try:
+from ._extras import needs
+
+with needs("sse", "thinkagent.sse"):
     import anyio
     from sse_starlette import EventSourceResponse
-except ImportError:  # pragma: no cover - depends on the install
-    raise ModuleNotFoundError(
-        "thinkagent.sse needs sse-starlette: pip install 'thinkagent[sse]'", name="sse_starlette"
-    ) from None
 
 import pydantic_core
 

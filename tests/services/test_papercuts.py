@@ -34,60 +34,118 @@ asyncio.run(main())
 '''
 
 
+#: thinkagent's one wording for a missing extra, whatever needs it.
+MISSING_EXTRA = re.compile(
+    r"^ModuleNotFoundError: (?P<what>.+) needs the '(?P<extra>\w+)' extra \((?P<package>[\w, -]+)\): "
+    r"pip install 'thinkagent\[(?P=extra)\]'"
+)
+IN_EMULATOR = "from thinkagent.emulator import Emulator\nwith Emulator() as emu:\n    "
+
+
 @pytest.mark.parametrize(
-    ("missing", "statement", "message"),
+    ("missing", "statement", "what", "extra"),
     [
-        (
-            "anthropic",
-            "import thinkagent.providers.anthropic",
-            "AnthropicModel needs the 'anthropic' package: pip install 'thinkagent[anthropic]'",
-        ),
+        ("anthropic", "import thinkagent.providers.anthropic", "AnthropicModel", "anthropic"),
         (
             "anthropic",
             "from thinkagent.providers.claude import AnthropicModel",
-            "pip install 'thinkagent[anthropic]'",
+            "AnthropicModel",
+            "anthropic",
         ),
+        ("botocore", "import thinkagent.providers.bedrock", "BedrockModel", "bedrock"),
         (
             "botocore",
-            "import thinkagent.providers.bedrock",
-            "BedrockModel needs the 'botocore' package: pip install 'thinkagent[bedrock]'",
+            "from thinkagent.providers.claude import BedrockModel",
+            "BedrockModel",
+            "bedrock",
+        ),
+        (
+            "boto3",
+            "from thinkagent.providers.claude import BedrockModel\n"
+            "BedrockModel('us.anthropic.claude-opus-4-7')",
+            "BedrockModel",
+            "bedrock",
         ),
         (
             "openai",
             "from thinkagent.providers.openai import OpenAIChatModel",
-            "needs the 'openai' package: pip install 'thinkagent[openai]'",
+            "The OpenAI family (OpenAIChatModel, OpenAIResponsesModel)",
+            "openai",
         ),
         (
             "openai",
             "import thinkagent.providers.openai_responses",
-            "pip install 'thinkagent[openai]'",
+            "The OpenAI family (OpenAIChatModel, OpenAIResponsesModel)",
+            "openai",
         ),
-        (
-            "google",
-            "import thinkagent.providers.gemini",
-            "GeminiModel needs the 'google-genai' package: pip install 'thinkagent[gemini]'",
-        ),
+        ("google", "import thinkagent.providers.gemini", "GeminiModel", "gemini"),
         (
             "starlette",
-            "import thinkagent.emulator",
-            "thinkagent.emulator needs the 'starlette' package: pip install 'thinkagent[emulator]'",
+            "from thinkagent.emulator import Emulator",
+            "thinkagent.emulator",
+            "emulator",
         ),
-        ("opentelemetry", "import thinkagent.otel", "pip install 'thinkagent[otel]'"),
-        ("sse_starlette", "import thinkagent.sse", "pip install 'thinkagent[sse]'"),
+        ("opentelemetry", "import thinkagent.otel", "thinkagent.otel", "otel"),
+        ("sse_starlette", "import thinkagent.sse", "thinkagent.sse", "sse"),
+        ("dbos", "import thinkagent.durable", "thinkagent.durable", "dbos"),
+        ("mcp", "import thinkagent.mcp", "thinkagent.mcp", "mcp"),
+        # with only the `emulator` extra: each client factory names the SDK's extra
+        (
+            "anthropic",
+            IN_EMULATOR + "emu.anthropic_client()",
+            "Emulator.anthropic_client",
+            "anthropic",
+        ),
+        ("boto3", IN_EMULATOR + "emu.bedrock_client()", "Emulator.bedrock_client", "bedrock"),
+        ("google", IN_EMULATOR + "emu.gemini_client()", "Emulator.gemini_client", "gemini"),
+        ("google", IN_EMULATOR + "emu.vertex_client()", "Emulator.vertex_client", "gemini"),
+        ("openai", IN_EMULATOR + "emu.openai_client()", "Emulator.openai_client", "openai"),
+        ("openai", IN_EMULATOR + "emu.azure_client()", "Emulator.azure_client", "openai"),
     ],
 )
-def test_an_import_without_its_extra_names_the_extra(
-    missing: str, statement: str, message: str
+def test_a_missing_extra_is_named_in_one_wording_and_one_exception_type(
+    missing: str, statement: str, what: str, extra: str
 ) -> None:
     # `sys.modules[name] = None` makes importing `name` fail as if it were not installed
     probe = f"import sys; sys.modules[{missing!r}] = None\n{statement}"
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=False
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False, timeout=60
     )
     assert done.returncode == 1
-    last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("ModuleNotFoundError: ") and message in last
+    found = MISSING_EXTRA.match(done.stderr.strip().splitlines()[-1])
+    assert found is not None, done.stderr[-800:]
+    assert (found["what"], found["extra"]) == (what, extra)
     assert "During handling" not in done.stderr and "direct cause" not in done.stderr
+
+
+def test_bedrocks_missing_extra_names_the_extra_and_boto3_not_botocore() -> None:
+    probe = "import sys; sys.modules['botocore'] = None\nimport thinkagent.providers.bedrock"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False, timeout=60
+    )
+    last = done.stderr.strip().splitlines()[-1]
+    assert "'bedrock' extra (boto3)" in last and "botocore" not in last
+
+
+def test_the_standalone_emulator_without_its_extra_helps_and_says_what_to_install() -> None:
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        probe = (
+            "import runpy, sys; sys.modules['starlette'] = None\n"
+            f"sys.argv = ['python -m thinkagent.emulator', *{list(args)!r}]\n"
+            "runpy.run_module('thinkagent.emulator', run_name='__main__')"
+        )
+        return subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=False, timeout=60
+        )
+
+    helped = run("--help")
+    assert helped.returncode == 0 and "--port" in helped.stdout and not helped.stderr
+    served = run("--port", "0")
+    assert served.returncode == 1 and "Traceback" not in served.stderr
+    assert served.stderr.strip() == (
+        "python -m thinkagent.emulator needs the 'emulator' extra (starlette, uvicorn): "
+        "pip install 'thinkagent[emulator]'"
+    )
 
 
 def test_the_standalone_emulator_serves_code_that_knows_only_the_sdk_variables(
