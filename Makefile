@@ -1,20 +1,38 @@
 # Two commands on a fresh machine (Python 3.10+ and make): `make demo` and `make test`.
-# Each creates .venv and installs what it needs on first use.
+# Each creates .venv and installs what it needs on first use. `make test PYTHON=python3.13`
+# builds .venv with another interpreter: a PYTHON given on the command line (or in the
+# environment) that is not the one .venv was made with rebuilds .venv with it; a plain `make`
+# keeps the interpreter .venv has.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
+PYTHON_GIVEN := $(filter command line environment,$(origin PYTHON))
+INTERPRETER = import os, sys; print(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))
 
-.PHONY: demo test test-pythons lint typecheck check bench soak clean
+.PHONY: demo test test-pythons lint typecheck check bench soak clean FORCE
 
-$(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
-		{ echo "thinkagent needs Python 3.10 or newer (set PYTHON=...)"; exit 1; }
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	@touch $@
+$(STAMP): pyproject.toml $(if $(PYTHON_GIVEN),FORCE)
+	@if [ -x $(BIN)/python ] && [ -z "$(PYTHON_GIVEN)" ]; then :; \
+	else \
+		command -v "$(PYTHON)" >/dev/null 2>&1 || { \
+			echo "No Python at PYTHON=$(PYTHON): thinkagent needs Python 3.10 or newer; install one,"; \
+			echo "or name it: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.X"; exit 1; }; \
+		"$(PYTHON)" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { \
+			echo "thinkagent needs Python 3.10 or newer; PYTHON=$(PYTHON) is $$("$(PYTHON)" -V 2>&1)."; \
+			echo "Name a newer one: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.X"; exit 1; }; \
+		want=$$("$(PYTHON)" -c '$(INTERPRETER)'); \
+		have=$$($(BIN)/python -c '$(INTERPRETER)' 2>/dev/null); \
+		if [ "$$want" != "$$have" ]; then \
+			[ -z "$$have" ] || echo "Rebuilding $(VENV) with $$want (it was made with $$have)"; \
+			"$(PYTHON)" -m venv --clear $(VENV) || exit 1; \
+		elif [ -f $@ ] && [ $@ -nt pyproject.toml ]; then exit 0; fi; \
+	fi; \
+	$(BIN)/python -m pip install --quiet --upgrade pip && \
+	$(BIN)/python -m pip install --quiet -e ".[dev]" && touch $@
+
+FORCE:
 
 ## Run the demo: the emulator without API keys, the real services with them.
 ## One provider only: make demo DEMOS=gemini_thinking
