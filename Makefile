@@ -47,14 +47,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-## The core and reliability tests (cancellation and timeouts included) on every supported Python
+## The core and reliability tests (cancellation and timeouts included) and the documents' code
+## blocks (tests/test_docs.py: each README and docs/ block as presented) on every supported Python
 ## found: pyenv's ($(PYENV_ROOT)/versions/3.X.*), else python3.X on the PATH; one venv each, in
 ## .venv/pythons/. An interpreter that is not installed is skipped with a line that says so.
 ## One version only: make test-pythons PYTHONS=3.12; all but one: make test-pythons EXCEPT=3.11
 PYTHONS ?= 3.10 3.11 3.12 3.13
 EXCEPT ?=
 PYENV_ROOT ?= $(HOME)/.pyenv
-PYTHON_TESTS ?= tests/core tests/reliability
+PYTHON_TESTS ?= tests/core tests/reliability tests/test_docs.py
 test-pythons:
 	@status=0; for version in $(filter-out $(EXCEPT),$(PYTHONS)); do \
 		python=$$(ls -d $(PYENV_ROOT)/versions/$$version.*/bin/python 2>/dev/null | sort -V | tail -n 1); \
@@ -87,8 +88,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/emulator_throughput.py
 
-## The soak (not in CI, about ten minutes): 1,000 concurrent runs per wire API against a standalone
-## emulator, then one conversation grown to 250 turns per wire API. make soak SOAK_ARGS="--runs 200"
+## The soak (not in CI): 1,000 concurrent runs per wire API against a standalone emulator (1.5 min
+## on two shared cores alone: SOAK_ARGS="--turns 0"), then one conversation grown to 250 turns per
+## wire API (longer). make soak SOAK_ARGS="--runs 200"
 soak: $(STAMP)
 	$(BIN)/python benchmarks/soak.py $(SOAK_ARGS)
 
