@@ -292,14 +292,18 @@ def test_every_signature_listing_is_the_real_signature(block: Block) -> None:
     shown_args = listed.args
     positional = [a.arg for a in shown_args.args]
     keyword = [a.arg for a in shown_args.kwonlyargs]
-    assert positional == [
-        p.name for p in real if p.kind is not inspect.Parameter.KEYWORD_ONLY
-    ], f"{block.id}: positional parameters differ"
+    assert positional == [p.name for p in real if p.kind is not inspect.Parameter.KEYWORD_ONLY], (
+        f"{block.id}: positional parameters differ"
+    )
     assert keyword == [p.name for p in real if p.kind is inspect.Parameter.KEYWORD_ONLY], (
         f"{block.id}: keyword-only parameters differ"
     )
     defaults = dict(
-        zip(positional[len(positional) - len(shown_args.defaults) :], shown_args.defaults, strict=True)
+        zip(
+            positional[len(positional) - len(shown_args.defaults) :],
+            shown_args.defaults,
+            strict=True,
+        )
     )
     defaults.update(
         {a: d for a, d in zip(keyword, shown_args.kw_defaults, strict=True) if d is not None}
@@ -311,8 +315,7 @@ def test_every_signature_listing_is_the_real_signature(block: Block) -> None:
         else:
             assert shown is not None, f"{block.id}: {parameter.name}'s default is not shown"
             assert ast.literal_eval(shown) == parameter.default, (
-                f"{block.id}: {parameter.name}={ast.unparse(shown)}, "
-                f"really {parameter.default!r}"
+                f"{block.id}: {parameter.name}={ast.unparse(shown)}, really {parameter.default!r}"
             )
 
 

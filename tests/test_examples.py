@@ -31,7 +31,10 @@ CREDENTIALS = (
         ("bedrock_thinking.py", "Invalid `signature` in `thinking` block"),
         pytest.param("gemini_thinking.py", "Corrupted thought signature.", marks=needs_genai),
         ("openai_thinking.py", "could not be verified"),
-        ("deepseek_thinking.py", "The `reasoning_content` in the thinking mode must be passed back"),
+        (
+            "deepseek_thinking.py",
+            "The `reasoning_content` in the thinking mode must be passed back",
+        ),
     ],
 )
 def test_demo_runs_on_the_emulator(script: str, refusal: str) -> None:
