@@ -652,8 +652,9 @@ def _made_up(tool: ToolSpec, question: str, names: list[str]) -> list[str]:
     """The required arguments of ``tool`` the conversation gives no sensible value for."""
     ctx = _context(tool, question, names[0] if names else None, names)
     _object_value(tool.schema, ctx)
-    slots = set(_subject_slots(tool)[: len(names)]) if len(_subject_slots(tool)) > 1 else set()
-    return [name for name in ctx.made_up if name not in slots]
+    slots = _subject_slots(tool)
+    named: set[str] = set(slots[: len(names)]) if len(slots) > 1 else set()  # get the subjects
+    return [name for name in ctx.made_up if name not in named]
 
 
 # --- the plan ----------------------------------------------------------------------
