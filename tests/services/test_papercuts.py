@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -195,3 +197,57 @@ def test_the_gemini_demo_is_skipped_with_a_reason_on_python_3_10() -> None:
     assert done.stdout.startswith(
         "Skipping the Gemini demo: it needs google-genai 3, which installs on Python 3.11"
     )
+
+
+ROOT = Path(__file__).parents[2]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_names_a_missing_interpreter_as_missing_and_an_old_one_as_old(tmp_path: Path) -> None:
+    missing = subprocess.run(
+        ["make", "-C", str(ROOT), "test", f"PYTHON={tmp_path / 'python3.99'}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert missing.returncode != 0
+    assert f"No Python at PYTHON={tmp_path / 'python3.99'}" in missing.stdout
+    old = tmp_path / "python"  # an interpreter that says it is 3.9
+    old.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *version_info*) exit 1;; -V) echo "Python 3.9.18"; exit 0;; esac\n'
+        "exit 1\n",
+        encoding="utf-8",
+    )
+    old.chmod(0o755)
+    too_old = subprocess.run(
+        ["make", "-C", str(ROOT), "test", f"PYTHON={old}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert too_old.returncode != 0
+    assert "thinkagent needs Python 3.10 or newer" in too_old.stdout
+    assert "is Python 3.9.18" in too_old.stdout
+
+
+def _project() -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+
+def test_the_readme_installs_from_a_clone_or_the_git_url_in_the_metadata() -> None:
+    urls = _project()["urls"]
+    assert {"Homepage", "Repository", "Changelog", "Issues"} <= set(urls)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    install = readme.split("## Install", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    assert f"git clone {urls['Repository']}" in install
+    assert 'pip install -e ".[anthropic]"' in install
+    assert f'pip install "thinkagent[anthropic] @ git+{urls["Repository"]}"' in install
+    extras = set(_project()["optional-dependencies"]) - {"dev"}
+    assert all(f"`{extra}`" in readme.split("## Install", 1)[1][:1200] for extra in extras)
