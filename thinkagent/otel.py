@@ -80,6 +80,8 @@ _PROVIDERS = {
     "bedrock": "aws.bedrock",
     "gemini": "gcp.gemini",
     "vertex": "gcp.vertex_ai",
+    "gemini-interactions": "gcp.gemini",
+    "vertex-interactions": "gcp.vertex_ai",
     "openai": "openai",
     "openai-responses": "openai",
     "azure": "azure.ai.openai",

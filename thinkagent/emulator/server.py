@@ -350,8 +350,8 @@ class Emulator:
         self.state.recorder.clear()
 
     def reset(self) -> None:
-        """Forget the recorded requests and the stored Responses items, and drop pending
-        scripts and faults."""
+        """Forget the recorded requests, the stored Responses items and interactions, and
+        drop pending scripts and faults."""
         self.state.recorder.clear()
         self.state.scripts.clear()
         self.state.faults.clear()

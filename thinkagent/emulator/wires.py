@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .claude import AnthropicAPI, BedrockAPI
-from .gemini import GeminiAPI, VertexAPI
+from .gemini import GeminiAPI, GeminiInteractionsAPI, VertexAPI
 from .openai import OpenAIChatAPI, OpenAIResponsesAPI
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ WIRE_APIS: tuple[type[WireAPI], ...] = (
     BedrockAPI,
     GeminiAPI,
     VertexAPI,
+    GeminiInteractionsAPI,
     OpenAIChatAPI,
     OpenAIResponsesAPI,
 )

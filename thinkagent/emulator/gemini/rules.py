@@ -86,6 +86,15 @@ class GeminiPlatform:
     document_bytes: int
     payload_bytes: int | None
 
+    def invalid_signature(self, model: GeminiProfile) -> str:
+        """The refusal of a signature that does not verify. The Gemini API words it
+        ``Invalid thought signature.`` from Gemini 3.7 on (reported for gemini-3.7-flash:
+        lbjlaq/Antigravity-Manager#3342) and ``Corrupted thought signature.`` before (the
+        models before 3.7 is a guess of where the wording changed); Vertex AI has one text."""
+        if not self.vertex and model.version >= (3, 7):
+            return "Invalid thought signature."
+        return self.corrupted
+
     def missing_signature(self, name: str, position: int) -> str:
         """The message for a current-turn function call without its signature
         (``position``: the 1-based index of its content in ``contents``)."""
@@ -805,7 +814,7 @@ def _check_signatures(
             if content_bytes is None or not signer.verify(
                 platform.scope, kind, blob, content_bytes
             ):
-                raise _invalid(platform.corrupted)
+                raise _invalid(platform.invalid_signature(model))
         if model.family == "3" and content.index > start:
             calls = content.calls
             if calls and calls[0].signature is None:

@@ -1,5 +1,6 @@
-"""The Gemini family (Gemini API and Vertex AI, through `google-genai`): `GeminiModel` and its
-thinking configuration and replay policies.
+"""The Gemini family (Gemini API and Vertex AI, through `google-genai`): `GeminiModel`
+(`generateContent`), `GeminiInteractionsModel` (the Interactions API), their thinking
+configuration and replay policies.
 
 ```python
 from thinkagent.providers.gemini import GeminiModel, GeminiThinking
@@ -7,7 +8,7 @@ from thinkagent.providers.gemini import GeminiModel, GeminiThinking
 model = GeminiModel("gemini-3-pro-preview", thinking=GeminiThinking(level="high"))
 ```
 
-The adapter is in `generate.py`; the rules it follows (thinking checks, which signatures a model
+The adapters are in `generate.py` and `interactions.py`; the rules they follow (thinking checks, which signatures a model
 accepts, signature encoding, finish reasons) in `_rules.py`. See `docs/providers/gemini.md`.
 """
 
@@ -22,10 +23,12 @@ with needs("gemini", "GeminiModel"):
         ThinkingLevel,
     )
     from .generate import DEFAULT_MAX_RETRIES, GeminiModel
+    from .interactions import GeminiInteractionsModel
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",
     "SKIP_SIGNATURE",
+    "GeminiInteractionsModel",
     "GeminiModel",
     "GeminiThinking",
     "MissingSignature",

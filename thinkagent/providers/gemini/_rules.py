@@ -27,6 +27,9 @@ from ..base import MediaSupport, ModelProfile, Thinking, clamp_thinking
 
 __all__ = [
     "GENERATED_ID",
+    "MINIMAL_REFUSED",
+    "SIGNATURE_ERROR",
+    "SIGNATURE_REFUSALS",
     "SKIP_SIGNATURE",
     "GeminiThinking",
     "MissingSignature",
@@ -36,9 +39,13 @@ __all__ = [
     "check_replay_thoughts",
     "decode_signature",
     "encode_signature",
+    "error_type",
     "finish_reason",
     "gemini_version",
     "generated_call_id",
+    "interaction_finish_reason",
+    "interactions_fields",
+    "interactions_thinking_for_setting",
     "media_problem",
     "media_type",
     "model_profile",
@@ -190,10 +197,19 @@ class GeminiThinking:
         return config or None
 
 
+MINIMAL_REFUSED = (
+    "Thinking level MINIMAL is not supported for this model. Please retry with other thinking "
+    "level."
+)
+"""Gemini's refusal of `MINIMAL` on a model without it (Gemini 3 Pro, 3.1 Pro, Flash from 3.7:
+pydantic/pydantic-ai#7466, vercel/ai#18986)."""
+
+
 def thinking_for_model(model: str, thinking: GeminiThinking | None) -> GeminiThinking:
     """`thinking` checked against `model` (`ConfigurationError`: a level on a model older than
-    Gemini 3, thinking turned off on a model that always thinks), with `include_thoughts`
-    resolved: on wherever the model thinks. None is the model's default thinking."""
+    Gemini 3, `MINIMAL` on a Gemini 3 model that refuses it, thinking turned off on a model
+    that always thinks), with `include_thoughts` resolved: on wherever the model thinks. None
+    is the model's default thinking."""
     if thinking is None:
         thinking = GeminiThinking()
     version = gemini_version(model)
@@ -206,6 +222,11 @@ def thinking_for_model(model: str, thinking: GeminiThinking | None) -> GeminiThi
         raise ConfigurationError(
             f"{model} cannot turn thinking off: give a budget above 0, -1 (automatic) "
             "or leave it unset"
+        )
+    if thinking.level == "MINIMAL" and version is not None and not _has_minimal(version):
+        raise ConfigurationError(
+            f"{model} does not take the thinking level MINIMAL (Gemini refuses it: "
+            f"{MINIMAL_REFUSED!r}): its lowest level is LOW"
         )
     if thinking.include_thoughts is not None:
         return thinking
@@ -288,6 +309,51 @@ def _not_disabled(model: str, used: str | None, scope: str) -> WarningEvent:
         message=f"{model} cannot turn thinking off; it thinks at {used} instead",
         scope=scope,
     )
+
+
+def interactions_fields(thinking: GeminiThinking) -> dict[str, str]:
+    """The Interactions API's `generation_config` fields for `thinking` (resolved by
+    `thinking_for_model`): `thinking_level` in lower case, and `thinking_summaries`: `auto`
+    when thought summaries are asked for, `none` when they are turned off. The Interactions
+    API takes no thinking budget: `GeminiInteractionsModel` refuses one."""
+    fields: dict[str, str] = {}
+    if thinking.level is not None:
+        fields["thinking_level"] = thinking.level.lower()
+    if thinking.include_thoughts is not None:
+        fields["thinking_summaries"] = "auto" if thinking.include_thoughts else "none"
+    return fields
+
+
+def interactions_thinking_for_setting(
+    model: str, value: Thinking, include_thoughts: bool | None, *, scope: str
+) -> tuple[GeminiThinking, tuple[WarningEvent, ...]]:
+    """The shared knob on the Interactions API, which takes levels only: Gemini 3 as on
+    `generateContent` (`thinking_for_setting`); any other model (Gemini 2.5, or a name that
+    does not tell its generation) gets no level: `True` and the levels keep the model's
+    default thinking (a level with `thinking_clamped`), `False` turns thought summaries off
+    with `thinking_not_disabled` (no budget of 0 can be sent)."""
+    version = gemini_version(model)
+    if version is not None and version[0] >= 3:
+        return thinking_for_setting(model, value, include_thoughts, scope=scope)
+    warnings: list[WarningEvent] = []
+    if value is False:
+        include_thoughts = False
+        warnings.append(_not_disabled(model, "its default level", scope))
+    else:
+        if value is not True:
+            warnings.append(
+                WarningEvent(
+                    code="thinking_clamped",
+                    message=(
+                        f"{model} takes no thinking level on the Interactions API; it thinks "
+                        f"at its default instead of {value!r}"
+                    ),
+                    scope=scope,
+                )
+            )
+        if include_thoughts is None:
+            include_thoughts = True
+    return GeminiThinking(include_thoughts=include_thoughts), tuple(warnings)
 
 
 _MIB = 1024 * 1024
@@ -409,6 +475,30 @@ def decode_signature(signature: str) -> bytes:
         raise ValueError(f"a Gemini thought signature must be base64: {exc}") from None
 
 
+SIGNATURE_REFUSALS = (
+    "Corrupted thought signature.",
+    "Invalid thought signature.",
+    "Thought signature is not valid.",
+)
+"""How Gemini refuses a thought signature it cannot read: the Gemini API's two texts
+(google-gemini/gemini-cli#13467; from Gemini 3.7, lbjlaq/Antigravity-Manager#3342) and Vertex
+AI's (`Unable to submit request because Thought signature is not valid.`,
+RooCodeInc/Roo-Code#11716): a signature from another key, project, route or model, or one
+changed on the way."""
+
+
+SIGNATURE_ERROR = "invalid_thought_signature"
+"""`ProviderError.error_type` of a refused thought signature, whichever text Gemini used."""
+
+
+def error_type(message: str, status: str | None) -> str | None:
+    """A Gemini error's `ProviderError.error_type`: `SIGNATURE_ERROR` when the message is one
+    of `SIGNATURE_REFUSALS`, else the status string (`INVALID_ARGUMENT`...)."""
+    if any(text in message for text in SIGNATURE_REFUSALS):
+        return SIGNATURE_ERROR
+    return status
+
+
 def generated_call_id(response_id: str | None, index: int) -> str:
     """An id for a function call the service sent without one: derived from the response id
     and the part's position, so the streamed and the non-streamed reading agree."""
@@ -441,6 +531,27 @@ def finish_reason(raw: str | None, *, tool_calls: bool) -> FinishReason | None:
     if raw is None or raw == "CONTINUATION":
         return None
     normalised = _FINISH.get(raw, "error")
+    if normalised == "stop" and tool_calls:
+        return "tool_call"
+    return normalised
+
+
+_INTERACTION_FINISH: Mapping[str, FinishReason] = {
+    "completed": "stop",
+    "requires_action": "tool_call",
+    "incomplete": "length",
+    "budget_exceeded": "length",
+    "failed": "error",
+    "cancelled": "error",
+}
+
+
+def interaction_finish_reason(status: str | None, *, tool_calls: bool) -> FinishReason | None:
+    """An interaction's status as a finish reason: `completed` is `"stop"` (`"tool_call"`
+    when the message calls tools), `requires_action` `"tool_call"`, `incomplete` and
+    `budget_exceeded` `"length"`, `failed` and `cancelled` `"error"`; None for a status that
+    is not final (`in_progress`, `requires_continuation`...)."""
+    normalised = _INTERACTION_FINISH.get(status or "")
     if normalised == "stop" and tool_calls:
         return "tool_call"
     return normalised

@@ -81,6 +81,7 @@ from ._rules import (
     check_replay_thoughts,
     decode_signature,
     encode_signature,
+    error_type,
     finish_reason,
     generated_call_id,
     media_problem,
@@ -459,18 +460,20 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
 
     def map_error(self, exc: BaseException) -> BaseException:
         """The thinkagent error for an SDK exception: a `ProviderError` with the service's own
-        message, status code and status string (`INVALID_ARGUMENT`, `RESOURCE_EXHAUSTED`...),
-        retryable for 408, 429 and 5xx; a retryable one for a transport failure the SDK lets
-        through (`connection_error`, `timeout`) or a body that is not JSON
+        message, status code and status string (`INVALID_ARGUMENT`, `RESOURCE_EXHAUSTED`...;
+        `invalid_thought_signature` for a refused thought signature, in any of Gemini's
+        wordings), retryable for 408, 429 and 5xx; a retryable one for a transport failure the
+        SDK lets through (`connection_error`, `timeout`) or a body that is not JSON
         (`malformed_response`). Anything else comes back as it is."""
         if isinstance(exc, genai_errors.APIError):
             status = exc.code if isinstance(exc.code, int) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+            message = exc.message if isinstance(exc.message, str) and exc.message else str(exc)
             return ProviderError(
-                exc.message if isinstance(exc.message, str) and exc.message else str(exc),
+                message,
                 scope=self.scope,
                 status=status,
                 retryable=retryable_status(status, _RETRYABLE_STATUSES),
-                error_type=exc.status if isinstance(exc.status, str) else None,
+                error_type=error_type(message, exc.status if isinstance(exc.status, str) else None),
             )
         if isinstance(exc, _TRANSPORT_ERRORS):
             timeout = isinstance(exc, (TimeoutError, httpx2.TimeoutException))
