@@ -30,6 +30,7 @@ import importlib
 import inspect
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -232,6 +233,14 @@ def test_the_quick_start_is_the_readmes_first_script() -> None:
 
 RUNNABLE = [b for b in BLOCKS if b.kind in ("script", "fragment")]
 
+# DBOS creates its SQLite tables with `unixepoch('subsec')` on Python 3.12+, which SQLite has
+# from 3.42 on: with an older SQLite every launch fails (`NOT NULL constraint failed:
+# application_versions.version_timestamp`), as docs/durable.md says.
+DBOS_ON_SQLITE = sys.version_info < (3, 12) or sqlite3.sqlite_version_info >= (3, 42)
+DBOS_ON_SQLITE_REASON = (
+    f"DBOS on SQLite needs SQLite 3.42+ on Python 3.12+; this Python has {sqlite3.sqlite_version}"
+)
+
 
 @pytest.mark.parametrize("block", RUNNABLE, ids=[b.id for b in RUNNABLE])
 def test_every_block_runs_as_presented_and_prints_what_it_shows(
@@ -243,6 +252,8 @@ def test_every_block_runs_as_presented_and_prints_what_it_shows(
     code = completed(block)
     if not HAS_GENAI and "thinkagent.providers.gemini" in code:
         pytest.skip("a Gemini block: google-genai 3 installs on Python 3.11 or newer")
+    if "sqlite:///" in code and "DBOS.launch()" in code and not DBOS_ON_SQLITE:
+        pytest.skip(DBOS_ON_SQLITE_REASON)
     env = dict(sdk_environment)
     if "DATABASE_URL" in code:
         env["DATABASE_URL"] = request.getfixturevalue("postgres_url")
