@@ -43,6 +43,7 @@ from .errors import (
 from .history import HistoryProcessor, validate_history
 from .messages import (
     Message,
+    SystemNote,
     TextPart,
     ToolCall,
     ToolResult,
@@ -507,6 +508,7 @@ class Agent(Generic[DepsT, OutputT]):
         try:
             pending = self._start(prompt, state)
             plan = await self._plan(state)
+            note = self._system_note(state, plan)
             output_tool = plan.output.name if plan.output and plan.output.mode == "tool" else None
             turns = 0
             while True:
@@ -520,6 +522,9 @@ class Agent(Generic[DepsT, OutputT]):
                         raise MaxTurnsExceeded(
                             f"the model gave no final answer in max_turns={self.max_turns} requests"
                         )
+                if note is not None:
+                    _append_note(state, note)
+                    note = None
                 request = await self._request(state, plan)
                 replay = (
                     self._replay(state, request, debug=debug)
@@ -587,6 +592,15 @@ class Agent(Generic[DepsT, OutputT]):
                 if self.usage_limits is not None:
                     self.usage_limits.check(state.usage)
                 pending = response.message.tool_calls
+                if not pending and response.finish_reason == "pause_turn":
+                    # A paused turn (a server tool loop): the next request sends it back as it
+                    # is, and the model continues it.
+                    if turns >= self.max_turns:
+                        raise MaxTurnsExceeded(
+                            f"the model's turn was still paused after max_turns={self.max_turns} "
+                            "requests"
+                        )
+                    continue
                 if not pending:
                     if self._answer(response.message, state, plan):
                         break
@@ -626,6 +640,19 @@ class Agent(Generic[DepsT, OutputT]):
                 await _cancel(early.values())
             if trace is not None:
                 trace.end(state.usage, failure)
+
+    def _system_note(self, state: _RunState, plan: _Plan) -> SystemNote | None:
+        """The note the model asks to append for this run's instructions and tools (a model
+        whose thinking is bound to the instructions and tools a conversation began with, and
+        that takes mid-conversation system messages, has `system_note_for`), or None."""
+        ask = cast(
+            "Callable[[Sequence[Message], str | None, Sequence[ToolDefinition]], object] | None",
+            getattr(self.model, "system_note_for", None),
+        )
+        if ask is None or not state.messages:
+            return None
+        note = ask(state.messages, plan.instructions, plan.tools)
+        return note if isinstance(note, SystemNote) else None
 
     def _drops_foreign(self, request: ModelRequest) -> bool:
         """Whether `_replay` may log a warning for `request`: another scope's message is in it
@@ -1019,6 +1046,17 @@ class Agent(Generic[DepsT, OutputT]):
         return ToolResult(call_id=call.id, name=call.name, content=content, media=media), None
 
 
+def _append_note(state: _RunState, note: SystemNote) -> None:
+    """Put `note` at the end of the run's user turn, where it is kept and persisted (so a
+    resumed conversation sends it again): on the run's last message when it is the user's (the
+    prompt, or tool results), else in a user message of its own after the history."""
+    last = state.new_messages[-1] if state.new_messages else None
+    if last is not None and last.role == "user":
+        state.new_messages[-1] = last.model_copy(update={"parts": (*last.parts, note)})
+    else:
+        state.new_messages.append(Message(role="user", parts=(note,)))
+
+
 async def _cancel(tasks: Iterable[asyncio.Future[Any]]) -> None:
     """Cancel `tasks` and wait until each has stopped (no task is left behind)."""
     pending = list(tasks)
@@ -1049,10 +1087,26 @@ def _prompt_message(prompt: UserPrompt, at: int) -> Message:
     except (TypeError, ValueError) as exc:
         raise HistoryError(f"the prompt cannot be sent: {exc}", message_index=at) from exc
     texts = [p.text for p in message.parts if isinstance(p, TextPart)]
-    if len(texts) < len(message.parts):  # media: not empty, whatever the text
+    notes = message.notes
+    if len(texts) + len(notes) < len(message.parts):  # media: not empty, whatever the text
         texts.append("media")
     if not any(text.strip() for text in texts):
-        raise HistoryError("the prompt is empty", message_index=at)
+        raise HistoryError(
+            "the prompt is empty" + (": a system note follows a prompt" if notes else ""),
+            message_index=at,
+        )
+    if notes:
+        first = message.parts.index(notes[0])
+        after = next(
+            (j for j in range(first, len(message.parts)) if message.parts[j].kind != "system_note"),
+            None,
+        )
+        if after is not None:
+            raise HistoryError(
+                "a system note goes last in the prompt, after the text and media",
+                message_index=at,
+                part_index=after,
+            )
     if not all(valid_unicode(text) for text in texts):
         raise HistoryError(
             "the prompt is not valid Unicode (a lone surrogate): it cannot be sent",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
+from typing import cast
 
-from .errors import ConfigurationError, FallbackExhausted, ProviderError
+from .errors import ConfigurationError, FallbackExhausted, HistoryError, ProviderError
+from .messages import Message, SystemNote, ToolResult
 from .providers.base import (
     MediaSupport,
     Model,
@@ -12,6 +14,7 @@ from .providers.base import (
     ModelRequest,
     ModelResponse,
     ModelStreamEvent,
+    ToolDefinition,
     model_profile,
 )
 from .stream import WarningEvent
@@ -38,6 +41,15 @@ class FallbackModel:
     answered each turn. Streamed, a request moves on only before the first delta has been
     yielded; once the answer has started to arrive, an error is the run's. When every model
     fails, `FallbackExhausted` holds each model's error.
+
+    A fallback sticks: a request that continues a turn one of its models began answering (its
+    tool loop) starts with that model, and goes on to the others (after it in order, then the
+    ones before it) only when it fails. A turn another model began may be one the first model
+    cannot continue (Claude with a thinking budget needs its own thinking at the start of the
+    tool loop), so a model tried after the first that refuses the history (`HistoryError`,
+    raised before anything is sent) is passed over like a failing one. A new user turn starts
+    with the first model again: its replay rules take a history whose earlier turns another
+    model answered.
 
     `fallback_on` is a predicate on the error, or the exception types that move the request on
     (in addition to nothing else: give `ProviderError` to move on after any provider error).
@@ -75,18 +87,48 @@ class FallbackModel:
     def __repr__(self) -> str:
         return f"FallbackModel({', '.join(repr(model) for model in self.models)})"
 
+    def order(self, messages: Sequence[Message]) -> tuple[Model, ...]:
+        """The models a request with `messages` tries, in order: from the model that answered
+        the current turn so far (the messages since the last user prompt), else the first."""
+        start = self._sticky(messages)
+        return self.models[start:] + self.models[:start]
+
+    def _sticky(self, messages: Sequence[Message]) -> int:
+        for message in reversed(messages):
+            if message.role == "user":
+                if any(not isinstance(p, ToolResult | SystemNote) for p in message.parts):
+                    return 0  # a prompt: the turn begins with the first model
+                continue
+            by_scope = [i for i, m in enumerate(self.models) if m.scope == message.scope]
+            exact = [i for i in by_scope if self.models[i].model_name == message.model]
+            return (exact or by_scope or [0])[0]
+        return 0
+
+    def system_note_for(
+        self,
+        messages: Sequence[Message],
+        instructions: str | None,
+        tools: Sequence[ToolDefinition],
+    ) -> SystemNote | None:
+        """The note the model this conversation would start with asks for (see `Agent`)."""
+        ask = getattr(self.order(messages)[0], "system_note_for", None)
+        if ask is None:
+            return None
+        note = cast("Callable[..., object]", ask)(messages, instructions, tools)
+        return note if isinstance(note, SystemNote) else None
+
     async def request(self, request: ModelRequest) -> ModelResponse:
         errors: list[ProviderError] = []
-        for model in self.models:
+        for k, model in enumerate(self.order(request.messages)):
             try:
                 return await model.request(request)
             except Exception as exc:
-                self._move_on(exc, errors, model)
+                self._move_on(exc, errors, model, first=k == 0)
         raise self._exhausted(errors)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         errors: list[ProviderError] = []
-        for model in self.models:
+        for k, model in enumerate(self.order(request.messages)):
             events = model.stream(request)
             held: list[ModelStreamEvent] = []  # warnings, until the answer starts to arrive
             try:
@@ -100,7 +142,7 @@ class FallbackModel:
                     )
             except Exception as exc:
                 await _close(events)
-                self._move_on(exc, errors, model)
+                self._move_on(exc, errors, model, first=k == 0)
                 continue
             try:
                 for event in held:
@@ -112,8 +154,20 @@ class FallbackModel:
             return
         raise self._exhausted(errors)
 
-    def _move_on(self, error: Exception, errors: list[ProviderError], model: Model) -> None:
-        """Return when the request goes on to the next model; raise `error` otherwise."""
+    def _move_on(
+        self, error: Exception, errors: list[ProviderError], model: Model, *, first: bool
+    ) -> None:
+        """Return when the request goes on to the next model; raise `error` otherwise. A
+        history a model after the first cannot take moves the request on too (with errors
+        before it, the request is exhausted; alone, it is the user's history error)."""
+        if isinstance(error, HistoryError) and not first:
+            wrapped = ProviderError(
+                f"{model.model_name} cannot continue this history: {error}",
+                scope=model.scope,
+            )
+            wrapped.__cause__ = error
+            errors.append(wrapped)
+            return
         if not self._fallback_on(error):
             raise error
         if not isinstance(error, ProviderError):

@@ -19,6 +19,7 @@ from .messages import (
     Message,
     OpaqueBlock,
     Part,
+    SystemNote,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -52,15 +53,19 @@ def validate_history(messages: Sequence[Message], *, model_first: bool = False) 
 
     Checks: the conversation starts with a user message (or, with `model_first`, may open with
     the model's: a run started from instructions alone) and no two assistant messages follow
-    each other; thinking, tool calls and opaque provider blocks appear only on assistant messages,
-    tool results, images and documents only on user messages; every thinking block is valid; every tool result answers a call of the
-    assistant message before it, once; every tool call is answered in the user message right
-    after it, which Chat Completions-style APIs require (only the last message, an assistant
-    message, may still have calls pending).
+    each other (but the continuation of a paused turn, `finish_reason="pause_turn"`, follows
+    it); thinking, tool calls and opaque provider blocks appear only on assistant messages,
+    tool results, images, documents and system notes only on user messages; a system note
+    ends the user turn it follows (after something of the user's, before the next assistant
+    message, with only notes after it); every thinking block is valid; every tool result
+    answers a call of the assistant message before it, once; every tool call is answered in
+    the user message right after it, which Chat Completions-style APIs require (only the last
+    message, an assistant message, may still have calls pending).
     """
     pending: dict[str, tuple[int, int]] = {}
     answered: set[str] = set()
-    previous_role: str | None = None
+    previous: Message | None = None
+    turn = _UserTurn()
     for i, message in enumerate(messages):
         if not isinstance(message, Message):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise HistoryError(f"expected a Message, got {type(message).__name__}", message_index=i)
@@ -69,11 +74,16 @@ def validate_history(messages: Sequence[Message], *, model_first: bool = False) 
                 "roles out of order: a conversation starts with a user message", message_index=0
             )
         if message.role == "assistant":
-            if previous_role == "assistant":
+            if (
+                previous is not None
+                and previous.role == "assistant"
+                and previous.finish_reason != "pause_turn"
+            ):
                 raise HistoryError(
                     "roles out of order: two assistant messages in a row", message_index=i
                 )
             answered = set()
+            turn = _UserTurn()
         elif not message.parts:
             raise HistoryError("a user message needs at least one part", message_index=i)
         else:
@@ -86,6 +96,8 @@ def validate_history(messages: Sequence[Message], *, model_first: bool = False) 
                     )
         for j, part in enumerate(message.parts):
             _check_part(message, part, i, j, pending, answered)
+            if message.role == "user":
+                turn.check(part, i, j)
         if pending and message.role == "user":
             call_id, (mi, pi) = next(iter(pending.items()))
             raise HistoryError(
@@ -93,7 +105,42 @@ def validate_history(messages: Sequence[Message], *, model_first: bool = False) 
                 message_index=mi,
                 part_index=pi,
             )
-        previous_role = message.role
+        previous = message
+
+
+class _UserTurn:
+    """Where a user turn's system notes may go: after something of the user's, with nothing
+    but other notes after them until the next assistant message."""
+
+    __slots__ = ("content", "note")
+
+    def __init__(self) -> None:
+        self.content = False
+        self.note: tuple[int, int] | None = None
+
+    def check(self, part: Part, i: int, j: int) -> None:
+        if isinstance(part, SystemNote):
+            if not self.content:
+                raise HistoryError(
+                    "a system note follows the user's turn, and nothing of the user's comes "
+                    "before this one (Claude refuses a system message that does not follow a "
+                    "user turn)",
+                    message_index=i,
+                    part_index=j,
+                )
+            self.note = self.note or (i, j)
+            return
+        if self.note is not None:
+            at = f"messages[{self.note[0]}].parts[{self.note[1]}]"
+            raise HistoryError(
+                f"a system note ends its user turn, and this part comes after the one at {at}: "
+                "put the note last (Claude places a system message after the user turn, before "
+                "the assistant turn)",
+                message_index=i,
+                part_index=j,
+            )
+        if not isinstance(part, TextPart) or part.text.strip():
+            self.content = True
 
 
 def _check_part(
@@ -141,6 +188,12 @@ def _check_part(
         raise HistoryError(
             f"a provider block ({part.type!r}) on a user message: only assistant messages "
             "carry them",
+            message_index=i,
+            part_index=j,
+        )
+    elif isinstance(part, SystemNote) and message.role != "user":
+        raise HistoryError(
+            "a system note on an assistant message: a note ends a user turn",
             message_index=i,
             part_index=j,
         )
@@ -210,8 +263,9 @@ def _without_results(message: Message) -> list[Message]:
 def trim_history(max_messages: int) -> Callable[[list[Message]], list[Message]]:
     """A history processor that keeps at most `max_messages` of the newest messages.
 
-    It only cuts just before a user prompt (a user message without tool results), so every
-    tool call stays with its result and every thinking block with its turn. When even the
+    It only cuts just before a user prompt (a user message without tool results, holding more
+    than system notes), so every tool call stays with its result, every thinking block with its
+    turn and every note with the turn it follows. When even the
     current turn is longer than `max_messages`, the current turn is kept whole.
     """
     if max_messages < 1:
@@ -221,7 +275,9 @@ def trim_history(max_messages: int) -> Callable[[list[Message]], list[Message]]:
         if len(messages) <= max_messages:
             return messages
         boundaries = [
-            i for i, m in enumerate(messages) if i > 0 and m.role == "user" and not m.tool_results
+            i
+            for i, m in enumerate(messages)
+            if i > 0 and m.role == "user" and not m.tool_results and len(m.notes) < len(m.parts)
         ]
         if not boundaries:
             return messages

@@ -41,6 +41,7 @@ __all__ = [
     "Message",
     "OpaqueBlock",
     "Part",
+    "SystemNote",
     "TextPart",
     "ThinkingBlock",
     "ToolCall",
@@ -52,8 +53,22 @@ __all__ = [
     "load_messages",
 ]
 
-FinishReason = Literal["stop", "tool_call", "length", "content_filter", "error"]
-"""Why the model stopped, normalised across providers (the raw value is in `provider_details`)."""
+FinishReason = Literal[
+    "stop",
+    "tool_call",
+    "length",
+    "content_filter",
+    "error",
+    "refusal",
+    "model_context_window_exceeded",
+    "pause_turn",
+]
+"""Why the model stopped, normalised across providers (the raw value is in `provider_details`).
+
+`refusal`: the model declined (Claude's classifiers; the details are in `provider_details`);
+`model_context_window_exceeded`: the conversation filled the model's context window;
+`pause_turn`: the provider paused a long turn (a server tool loop) that the next request,
+sending the message back as it is, continues (the agent does so)."""
 
 ProviderDetails = dict[str, JsonValue]
 
@@ -274,8 +289,59 @@ def _read(path: str | Path, media_type: str | None) -> tuple[bytes, str]:
 Media = Image | Document
 """An image or a document."""
 
-UserContent = str | Image | Document
-"""One piece of a prompt."""
+
+class SystemNote(_Frozen):
+    """An instruction appended to the conversation where it stands, instead of an edit of the
+    instructions the earlier turns (and their thinking) were produced under.
+
+    It ends a user message: Claude receives it as a mid-conversation system message (a
+    `{"role": "system"}` entry of `messages`, right after that user turn), on the models and
+    platforms that take one. `text` is the instruction. `clear_at="next_user_message"` shows
+    it to the model for the turn it follows only (it stays in the history and goes back as it
+    was). `add_tools` / `remove_tools` name tools made available or withdrawn from here on.
+    `instructions=True` marks the note the agent appends when its instructions changed: its
+    text is then the instructions in full from here on.
+
+    ```python
+    await agent.run(["Next question...", SystemNote(text="From now on, answer in French.")])
+    ```
+    """
+
+    kind: Literal["system_note"] = "system_note"
+    text: str = ""
+    clear_at: Literal["never", "next_user_message"] | None = None
+    add_tools: tuple[str, ...] = Field(default=(), exclude_if=lambda names: not names)
+    remove_tools: tuple[str, ...] = Field(default=(), exclude_if=lambda names: not names)
+    instructions: bool = Field(default=False, exclude_if=_is_false)
+    provider_details: ProviderDetails | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> SystemNote:
+        problem = self.problem()
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+    def problem(self) -> str | None:
+        """Why this note is invalid, or None when it is valid."""
+        changes = self.add_tools or self.remove_tools
+        if not self.text and not changes:
+            return "a system note needs text or a tool change"
+        if self.text and not self.text.strip():
+            return "a system note's text must not be only whitespace"
+        if changes and self.clear_at == "next_user_message":
+            return (
+                "a turn-scoped system note (clear_at='next_user_message') holds text only: "
+                "put tool changes in a note of their own"
+            )
+        both = set(self.add_tools) & set(self.remove_tools)
+        if both:
+            return f"a system note both adds and removes {sorted(both)[0]!r}"
+        return None
+
+
+UserContent = str | Image | Document | SystemNote
+"""One piece of a prompt (a `SystemNote` goes last)."""
 
 UserPrompt = str | Sequence[UserContent]
 """What `Agent.run` takes: text, or a sequence of text, images and documents."""
@@ -329,7 +395,7 @@ class OpaqueBlock(_Frozen):
 
 
 Part = Annotated[
-    TextPart | ThinkingBlock | ToolCall | ToolResult | Image | Document | OpaqueBlock,
+    TextPart | ThinkingBlock | ToolCall | ToolResult | Image | Document | OpaqueBlock | SystemNote,
     Field(discriminator="kind"),
 ]
 """Any part of a message."""
@@ -396,14 +462,15 @@ class Message(_Frozen):
 
     @classmethod
     def user(cls, content: UserPrompt) -> Message:
-        """A user prompt: text, or a sequence of text, images and documents (in that order)."""
+        """A user prompt: text, or a sequence of text, images and documents (in that order),
+        with `SystemNote`s last."""
         if isinstance(content, str):
             return cls(role="user", parts=(TextPart(text=content),))
         parts: list[Part] = []
         for item in content:
             if isinstance(item, str):
                 parts.append(TextPart(text=item))
-            elif isinstance(item, Image | Document):  # pyright: ignore[reportUnnecessaryIsInstance]
+            elif isinstance(item, Image | Document | SystemNote):  # pyright: ignore[reportUnnecessaryIsInstance]
                 parts.append(item)
             else:
                 raise TypeError(
@@ -433,6 +500,11 @@ class Message(_Frozen):
     @property
     def tool_results(self) -> list[ToolResult]:
         return [p for p in self.parts if isinstance(p, ToolResult)]
+
+    @property
+    def notes(self) -> list[SystemNote]:
+        """The system notes a user message ends with, in order."""
+        return [p for p in self.parts if isinstance(p, SystemNote)]
 
     @property
     def media(self) -> list[Image | Document]:

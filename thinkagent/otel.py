@@ -86,6 +86,8 @@ _PROVIDERS = {
     "openai-responses": "openai",
     "azure": "azure.ai.openai",
     "azure-responses": "azure.ai.openai",
+    "bedrock-mantle": "aws.bedrock",
+    "gemini-openai": "gcp.gemini",
 }
 _GENERATE_CONTENT = frozenset({"gemini", "vertex"})
 

@@ -201,7 +201,12 @@ async def test_a_compaction_block_is_kept_whole_and_sent_back(
     first = result.messages[3]
     block = first.parts[0]
     assert isinstance(block, OpaqueBlock) and block.type == "compaction"
-    assert block.data == {"type": "compaction", "content": block.data["content"]}
+    assert block.data == {
+        "type": "compaction",
+        "content": block.data["content"],
+        "encrypted_content": block.data["encrypted_content"],
+    }
+    assert isinstance(block.data["encrypted_content"], str)
     assert load_messages(dump_messages(result.messages)) == result.messages
     # sent back byte for byte, in its place; the thinking after it still verifies
     replayed = anthropic_client_requests(emu)[1]["messages"][3]["content"][0]

@@ -106,7 +106,7 @@ def test_finish_reason_keeps_the_raw_value_and_stop_sequence() -> None:
     assert result.finish_reason == "stop"
     assert result.provider_details == {"finish_reason": "stop_sequence", "stop_sequence": "three"}
     refusal = model().parse_response(sdk_message([], stop_reason="refusal")).message
-    assert refusal.finish_reason == "content_filter"
+    assert refusal.finish_reason == "refusal"
     assert refusal.usage == Usage(input_tokens=10, output_tokens=40)
 
 

@@ -161,3 +161,72 @@ def test_a_think_tag_split_keeps_the_text() -> None:
         ThinkingBlock.plain("Why?"),
         TextPart(text="Because."),
     ]
+
+
+NOVA = "us.amazon.nova-2-lite-v1:0"
+QWEN = "qwen.qwen3-32b-v1:0"
+
+
+@streamed_or_not
+async def test_nova_2_reasons_when_asked_and_its_redacted_text_stays_a_redacted_block(
+    emu: Emulator, bedrock_client: Any, streamed: bool
+) -> None:
+    """Nova 2 reasons only with `reasoningConfig`; its reasoning comes back as the text
+    `[REDACTED]`, kept as a redacted block with no payload, and never goes back as text."""
+    agent = Agent(
+        model(bedrock_client, NOVA), tools=[get_weather], model_settings={"thinking": "low"}
+    )
+    result = await run(agent, "What's the weather in Paris?", streamed=streamed)
+    sent = bodies(emu)
+    assert sent[0]["additionalModelRequestFields"] == {
+        "reasoningConfig": {"type": "enabled", "maxReasoningEffort": "low"}
+    }
+    replies = [m for m in result.messages if m.role == "assistant"]
+    assert all(m.scope == "bedrock-nova@us-east-1" for m in replies)
+    blocks = [b for m in replies for b in m.thinking]
+    assert blocks and all(b == ThinkingBlock.redacted_payload("") for b in blocks)
+    assert "[REDACTED]" not in json.dumps(sent[-1]["messages"])
+    assert "reasoningContent" not in json.dumps(sent[-1]["messages"])
+    assert "sunny in Paris" in result.output
+
+
+async def test_nova_2_does_not_reason_unless_asked(emu: Emulator, bedrock_client: Any) -> None:
+    result = await Agent(model(bedrock_client, NOVA)).run("Why is the sky blue?")
+    assert "additionalModelRequestFields" not in bodies(emu)[0]
+    assert result.messages[1].thinking == []
+    on = await Agent(model(bedrock_client, NOVA), model_settings={"thinking": True}).run("Hi")
+    assert bodies(emu)[-1]["additionalModelRequestFields"] == {
+        "reasoningConfig": {"type": "enabled"}
+    }
+    assert on.messages[1].thinking and on.warnings == []
+    off = await Agent(model(bedrock_client, NOVA), model_settings={"thinking": False}).run("Hi")
+    assert off.warnings == [] and "additionalModelRequestFields" not in bodies(emu)[-1]
+
+
+async def test_each_family_sets_its_level_in_its_own_field(
+    emu: Emulator, bedrock_client: Any
+) -> None:
+    """gpt-oss: flat `reasoning_effort`; OpenAI's GPT-5 models: nested `reasoning.effort`;
+    Qwen: `reasoning_config` low or high (medium is clamped, with a warning)."""
+    settings = ModelSettings(thinking="medium")
+    await Agent(model(bedrock_client, GPT_OSS), model_settings=settings).run("Hi")
+    await Agent(model(bedrock_client, GPT), model_settings=settings).run("Hi")
+    qwen = await Agent(model(bedrock_client, QWEN), model_settings=settings).run("Hi")
+    fields = [b["additionalModelRequestFields"] for b in bodies(emu)]
+    assert fields == [
+        {"reasoning_effort": "medium"},
+        {"reasoning": {"effort": "medium"}},
+        {"reasoning_config": "high"},
+    ]
+    assert [w.code for w in qwen.warnings] == ["thinking_clamped"]
+    assert qwen.messages[1].thinking[0].text
+
+
+async def test_the_lowest_level_is_sent_where_reasoning_cannot_be_turned_off(
+    emu: Emulator, bedrock_client: Any
+) -> None:
+    """Converse refuses the effort `none`: thinking=False on GPT-5 sends `low`, with a
+    warning."""
+    result = await Agent(model(bedrock_client, GPT), model_settings={"thinking": False}).run("Hi")
+    assert bodies(emu)[0]["additionalModelRequestFields"] == {"reasoning": {"effort": "low"}}
+    assert [w.code for w in result.warnings] == ["thinking_not_disabled"]

@@ -24,12 +24,14 @@ def test_the_family_exports_its_user_facing_names() -> None:
         "AnthropicModel",
         "BedrockModel",
         "CLAUDE_PLATFORMS",
+        "ClaudeRefusal",
         "ClaudeThinking",
         "Effort",
         "MIN_BUDGET_TOKENS",
         "PrefixMismatchBehavior",
         "ThinkingDisplay",
         "ThinkingType",
+        "thinking_signers",
     ]
     assert claude.MIN_BUDGET_TOKENS == 1024
     # the first import paths are the same objects
@@ -242,12 +244,13 @@ def test_which_models_think_by_default(model: str, name: str | None, default: bo
         ("stop_sequence", "stop"),
         ("tool_use", "tool_call"),
         ("max_tokens", "length"),
-        ("model_context_window_exceeded", "length"),
-        ("refusal", "content_filter"),
+        ("model_context_window_exceeded", "model_context_window_exceeded"),
+        ("refusal", "refusal"),
         ("guardrail_intervened", "content_filter"),
         ("content_filtered", "content_filter"),
         ("malformed_tool_use", "error"),
-        ("pause_turn", None),
+        ("pause_turn", "pause_turn"),
+        ("a_reason_added_later", None),
         (None, None),
     ],
 )

@@ -1,10 +1,11 @@
 """Preserved thinking on Claude Opus 5.5, once for both wires against the emulator (which runs
 the prefix check): append-only requests, a conversation persisted and resumed in a new process,
-and every way a history can change under its thinking: new instructions, new tools, a trimmed
-or rewritten history, a block left out. Each is repaired before sending (the thinking the
-change invalidated is left out, with a `thinking_stripped` warning), refused with `HistoryError`
-(`prefix_mismatch_behavior="error"`), or sent for the service to drop (`"drop_block"`), never a
-400. The history keeps everything."""
+and every way a history can change under its thinking: new instructions or tools (appended as
+a system message, which keeps the thinking: `tests/claude/test_chain.py`), a tool rewritten,
+a trimmed or rewritten history, a block left out. Each change nothing can append is repaired
+before sending (the thinking the change invalidated is left out, with a `thinking_stripped`
+warning), refused with `HistoryError` (`prefix_mismatch_behavior="error"`), or sent for the
+service to drop (`"drop_block"`), never a 400. The history keeps everything."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.claude import ANTHROPIC, Wire, run
+from tests.support.claude import ANTHROPIC, BEDROCK, Wire, run
 from thinkagent import (
     Agent,
     HistoryError,
@@ -54,6 +55,17 @@ def get_time(city: str) -> str:
 
 
 TOOLS = [get_weather, get_time]
+
+
+def get_weather_rewritten(city: str) -> str:
+    """Current weather for a city, in metric units."""
+    return f"sunny in {city}, 21 C"
+
+
+get_weather_rewritten.__name__ = "get_weather"
+REWRITTEN = [get_weather_rewritten, get_time]
+"""The same tools, one of them described anew: a change no system message can say (a tool is
+added or removed by reference), so the thinking before it is invalid."""
 
 
 def opus(wire: Wire) -> str:
@@ -140,11 +152,11 @@ async def test_six_turns_resumed_in_a_new_process_send_the_same_prefix(
 
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
-async def test_new_instructions_leave_the_old_thinking_out_with_a_warning(
+async def test_a_rewritten_tool_leaves_the_old_thinking_out_with_a_warning(
     wire: Wire, emu: Emulator, wire_client: Any, streamed: bool
 ) -> None:
     history = await conversation(wire, wire_client, emu)
-    changed = agent(wire, wire_client, INSTRUCTIONS + " Use metric units.")
+    changed = agent(wire, wire_client, tools=REWRITTEN)
     result = await run(changed, "And in Berlin and Paris?", history=history, streamed=streamed)
     assert result.messages[: len(history)] == history  # the evidence keeps every block
     assert "thinking_stripped" in codes(result)
@@ -162,7 +174,7 @@ async def test_with_error_the_change_is_a_history_error_before_sending(
     strict = agent(
         wire,
         wire_client,
-        INSTRUCTIONS + " Use metric units.",
+        tools=REWRITTEN,
         thinking=ClaudeThinking.adaptive(prefix_mismatch_behavior="error"),
     )
     with pytest.raises(HistoryError) as caught:
@@ -186,7 +198,7 @@ async def test_with_drop_block_the_service_drops_and_says_so(
     dropping = agent(
         wire,
         wire_client,
-        INSTRUCTIONS + " Use metric units.",
+        tools=REWRITTEN,
         thinking=ClaudeThinking.adaptive(prefix_mismatch_behavior="drop_block"),
     )
     events: list[Any] = []
@@ -219,7 +231,7 @@ async def test_with_drop_block_the_service_drops_and_says_so(
         assert not [e for e in before[start + 1 :] if isinstance(e, ThinkingDelta | TextDelta)]
     # stored with the conversation: a later request sends drop_block again, unasked
     emu.clear()
-    later = agent(wire, wire_client, INSTRUCTIONS + " Use metric units.")
+    later = agent(wire, wire_client, tools=REWRITTEN)
     assert (await later.run("And in Oslo?", history=result.messages)).output
     assert all("drop_block" in json.dumps(r.body) for r in wire.model_requests(emu))
 
@@ -259,18 +271,23 @@ async def test_a_thinking_block_left_out_between_others_is_repaired(
     assert result.output and "thinking_stripped" in codes(result)
 
 
-async def test_new_tools_leave_the_old_thinking_out(
-    wire: Wire, emu: Emulator, wire_client: Any
+async def test_a_new_tool_converse_cannot_declare_hidden_leaves_the_old_thinking_out(
+    emu: Emulator, bedrock_client: Any
 ) -> None:
+    """Converse has no `defer_loading`: a tool the conversation did not begin with cannot be
+    added by a system message there, so the tools change and the old thinking is left out."""
+
     def get_news(city: str) -> str:
         """Headlines for a city."""
         return f"nothing new in {city}"
 
-    history = await conversation(wire, wire_client, emu)
-    result = await agent(wire, wire_client, tools=[*TOOLS, get_news]).run(
+    wire = BEDROCK
+    history = await conversation(wire, bedrock_client, emu)
+    result = await agent(wire, bedrock_client, tools=[*TOOLS, get_news]).run(
         "And the weather in Berlin?", history=history
     )
     assert result.output and "thinking_stripped" in codes(result)
+    assert not [p for m in result.new_messages for p in m.parts if p.kind == "system_note"]
 
 
 async def test_an_unchanged_conversation_warns_nothing(

@@ -11,6 +11,7 @@ from thinkagent import (
     ConfigurationError,
     FallbackExhausted,
     FallbackModel,
+    HistoryError,
     MediaSupport,
     Message,
     ModelProfile,
@@ -20,6 +21,7 @@ from thinkagent import (
     TextPart,
     ThinkingBlock,
     ToolCall,
+    ToolResult,
     WarningEvent,
 )
 from thinkagent.history import for_scope
@@ -157,3 +159,62 @@ def test_the_profile_is_what_every_model_can_do() -> None:
     assert model.scope == "scripted" and model.model_name == "scripted-model"
     with pytest.raises(ConfigurationError):
         FallbackModel()
+
+
+# --- a fallback that sticks ----------------------------------------------------------------
+
+
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"sunny in {city}, 21 C"
+
+
+def call(sig: str) -> Message:
+    return Message(
+        role="assistant",
+        parts=(
+            ThinkingBlock.signed("I need the weather.", sig),
+            ToolCall(id=f"call-{sig}", name="get_weather", arguments={"city": "Paris"}),
+        ),
+    )
+
+
+async def test_a_fallback_that_answered_the_turn_keeps_it() -> None:
+    """Once the second model began the tool loop, the loop's next request starts with it: the
+    first model (recovered) is not asked to continue a loop it did not begin."""
+    first = ScriptedModel([OVERLOADED, answer("never", "s")], scope="a", model_name="model-a")
+    second = ScriptedModel(
+        [call("sig-b"), answer("sunny", "sig-b2")], scope="b", model_name="model-b"
+    )
+    result = await Agent(FallbackModel(first, second), tools=[get_weather]).run("Weather?")
+    assert result.output == "sunny"
+    assert len(first.requests) == 1 and len(second.requests) == 2
+    # a new user turn starts with the first model again
+    more = await Agent(FallbackModel(first, second), tools=[get_weather]).run(
+        "And tomorrow?", history=result.messages
+    )
+    assert more.output == "never" and len(first.requests) == 2
+
+
+async def test_a_later_model_that_cannot_take_the_history_is_passed_over() -> None:
+    """The sticky model fails; the first model refuses the loop the other began (before
+    sending): the request is exhausted with both errors, not the first model's history error."""
+
+    class Strict(ScriptedModel):
+        async def request(self, request: ModelRequest) -> ModelResponse:
+            raise HistoryError("cannot continue a loop it did not begin", message_index=1)
+
+    busy = ProviderError("overloaded", scope="b", status=529, retryable=True)
+    sticky = ScriptedModel([busy], scope="b", model_name="model-b")
+    first = Strict([], scope="a", model_name="model-a")
+    began = call("sig-b").model_copy(update={"scope": "b", "model": "model-b"})
+    result = ToolResult(call_id="call-sig-b", name="get_weather", content="sunny")
+    history = [Message.user("Weather?"), began, Message.user_results([result])]
+    with pytest.raises(FallbackExhausted) as caught:
+        await FallbackModel(first, sticky).request(ModelRequest(messages=history))
+    assert [e.scope for e in caught.value.errors] == ["b", "a"]
+    assert "model-a cannot continue this history" in str(caught.value.errors[1])
+    assert isinstance(caught.value.errors[1].__cause__, HistoryError)
+    # asked first, the same refusal is the history's error, raised as it is
+    with pytest.raises(HistoryError):
+        await FallbackModel(first, sticky).request(ModelRequest(messages=history[:1]))

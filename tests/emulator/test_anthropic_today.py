@@ -361,16 +361,22 @@ async def test_compaction_past_its_trigger(anthropic_client: anthropic.AsyncAnth
     }
     first = await ask(anthropic_client, messages, **options)
     compaction = first.content[0].model_dump(exclude_unset=True)
+    sealed = compaction.pop("encrypted_content")
     assert compaction == {"type": "compaction", "content": QUESTION}
+    assert isinstance(sealed, str) and len(sealed) > 100
     assert first.content[1].type == "thinking"
-    # streamed: its start, one delta with the whole summary, its stop
+    # streamed: its start, one delta with the whole summary and its encrypted content, its stop
     events = await anthropic_client.messages.create(
         messages=messages, stream=True, max_tokens=4096, **options
     )
     raw = [e.model_dump(exclude_unset=True) async for e in events]
     raw = [e for e in raw if e["type"].startswith("content_block") and e["index"] == 0]
     assert raw[0]["content_block"] == {"type": "compaction", "content": ""}
-    assert raw[1]["delta"] == {"type": "compaction_delta", "content": QUESTION}
+    assert raw[1]["delta"] == {
+        "type": "compaction_delta",
+        "content": QUESTION,
+        "encrypted_content": sealed,
+    }
     assert raw[2]["type"] == "content_block_stop"
     replayed = [*messages, {"role": "assistant", "content": dump(first)}, results_for(first)]
     second = await ask(anthropic_client, replayed, **options)

@@ -212,3 +212,59 @@ def test_claude_answers_json_for_a_text_format(bedrock_client: Any) -> None:
         )
     )
     assert json.loads(reply[-1]["text"]) == {"city": "Paris"}
+
+
+def test_nova_2_reasons_only_when_asked_and_shows_redacted_text(bedrock_client: Any) -> None:
+    model = "us.amazon.nova-2-lite-v1:0"
+    plain = answer(converse(bedrock_client, model, [USER]))
+    assert not any("reasoningContent" in block for block in plain)
+    asked = answer(
+        converse(
+            bedrock_client,
+            model,
+            [USER],
+            additionalModelRequestFields={
+                "reasoningConfig": {"type": "enabled", "maxReasoningEffort": "high"}
+            },
+        )
+    )
+    assert asked[0] == {"reasoningContent": {"reasoningText": {"text": "[REDACTED]"}}}
+    with pytest.raises(ClientError) as exc:
+        converse(
+            bedrock_client,
+            model,
+            [USER],
+            additionalModelRequestFields={
+                "reasoningConfig": {"type": "enabled", "maxReasoningEffort": "max"}
+            },
+        )
+    assert "reasoningConfig.maxReasoningEffort" in message(exc)
+
+
+def test_the_families_take_their_own_reasoning_fields(bedrock_client: Any) -> None:
+    with pytest.raises(ClientError) as exc:
+        converse(
+            bedrock_client,
+            "qwen.qwen3-32b-v1:0",
+            [USER],
+            additionalModelRequestFields={"reasoning_config": "medium"},
+        )
+    assert "reasoning_config" in message(exc)
+    with pytest.raises(ClientError) as exc:
+        converse(
+            bedrock_client,
+            "openai.gpt-5-6-v1:0",
+            [USER],
+            additionalModelRequestFields={"reasoning": {"effort": "none"}},
+        )
+    assert "'none'" in message(exc)
+    nested = converse(
+        bedrock_client,
+        "openai.gpt-5-6-v1:0",
+        [USER],
+        additionalModelRequestFields={"reasoning": {"effort": "high"}},
+    )
+    assert "redactedContent" in answer(nested)[0]["reasoningContent"]
+    with pytest.raises(ClientError) as exc:
+        converse(bedrock_client, "amazon.titan-text-express-v1", [USER])
+    assert message(exc) == "The provided model identifier is invalid."

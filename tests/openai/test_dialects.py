@@ -68,8 +68,9 @@ def test_every_named_dialect_says_where_reasoning_is_and_when_it_goes_back() -> 
         "vllm",
         "minimax",
         "think_tags",
+        "fireworks",
     }
-    assert {n for n, d in DIALECTS.items() if d.missing_reasoning == "empty"} == {
+    assert {n for n, d in DIALECTS.items() if d.missing_reasoning != "omit"} == {
         "deepseek",
         "moonshot",
     }

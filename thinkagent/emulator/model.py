@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 #: Neutral stop reasons; each wire API maps them to its own vocabulary.
-StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"]
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"]
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,9 @@ class Reply:
       wire API has one.
     * ``text``: the visible answer (or a short preamble before tool calls).
     * ``tool_calls``: the calls, in order; several calls form one parallel step.
-    * ``stop_reason``: default ``"tool_use"`` with calls, else ``"end_turn"``.
+    * ``stop_reason``: default ``"tool_use"`` with calls, else ``"end_turn"``. ``"refusal"``:
+      the model declines (``refusal``: the policy category a wire reports, where it has one);
+      ``"pause_turn"``: the turn pauses (Claude: a server tool loop the next request resumes).
     * ``usage``: default computed from the text lengths.
     """
 
@@ -188,6 +190,7 @@ class Reply:
     redacted: bool = False
     stop_reason: StopReason | None = None
     usage: ReplyUsage | None = None
+    refusal: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))

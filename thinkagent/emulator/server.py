@@ -473,6 +473,11 @@ class Emulator:
         options.update(kwargs)
         return openai.AsyncOpenAI(**options)
 
+    def mantle_client(self, **kwargs: Any) -> openai.AsyncOpenAI:
+        """An ``openai.AsyncOpenAI`` for the emulator's Bedrock Mantle (the Responses API
+        Bedrock runs), at ``url + "/mantle/v1"`` (dummy Bedrock API key)."""
+        return self.openai_client(**{"base_url": self.url + "/mantle/v1", **kwargs})
+
     def azure_client(self, **kwargs: Any) -> openai.AsyncAzureOpenAI:
         """An ``openai.AsyncAzureOpenAI`` with ``azure_endpoint`` at the emulator (dummy
         ``api-key``, ``api_version`` 2025-04-01-preview); requests go to

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar, cast
 
 from ..brain import reply_usage
@@ -34,8 +35,9 @@ from ..framework import (
     WireRequest,
     WireRoute,
 )
-from ..model import Reply
-from .rules import ClaudeBlock, ClaudeRequest, parse_request, render_blocks
+from ..model import Reply, ReplyUsage
+from .rules import ClaudeBlock, ClaudeRequest, parse_request, render_blocks, stop_details
+from .system import ClaudeError
 
 __all__ = ["AnthropicAPI"]
 
@@ -111,8 +113,34 @@ def _block_json(block: ClaudeBlock) -> dict[str, Any]:
     if block.type == "text":
         return {"type": "text", "text": block.text}
     if block.type == "compaction":
-        return {"type": "compaction", "content": block.text}
-    return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+        return {"type": "compaction", "content": block.text, "encrypted_content": block.data}
+    if block.type == "fallback":
+        return {"type": "fallback", **block.fields}
+    return {"type": block.type, "id": block.id, "name": block.name, "input": dict(block.input)}
+
+
+def _iterations(
+    reply: Reply, fallback: Reply | None, request: ClaudeRequest
+) -> list[dict[str, Any]] | None:
+    """`usage.iterations` of a turn a fallback model served: the declining model's sampling,
+    then the `fallback_message` that completed it."""
+    if fallback is None or reply.usage is None or fallback.usage is None:
+        return None
+
+    def entry(kind: str, model: str, usage: Any) -> dict[str, Any]:
+        return {
+            "type": kind,
+            "model": model,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+
+    return [
+        entry("message", request.model_name, reply.usage),
+        entry("fallback_message", request.fallbacks[0], fallback.usage),
+    ]
 
 
 def _start(index: int, block: dict[str, Any]) -> bytes:
@@ -126,6 +154,20 @@ def _delta(index: int, delta: dict[str, Any]) -> bytes:
     return sse_event(
         "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
     )
+
+
+def _combined(refused: Reply, served: Reply) -> Reply:
+    """The reply a fallback-served turn reports: the serving model's stop reason, with both
+    models' tokens counted."""
+    first, second = refused.usage, served.usage
+    if first is None or second is None:
+        return served
+    usage = ReplyUsage(
+        input_tokens=first.input_tokens + second.input_tokens,
+        output_tokens=first.output_tokens + second.output_tokens,
+        thinking_tokens=first.thinking_tokens + second.thinking_tokens,
+    )
+    return replace(served, usage=usage)
 
 
 class AnthropicAPI(WireAPI):
@@ -158,11 +200,10 @@ class AnthropicAPI(WireAPI):
     def error(self, request: WireRequest, error: WireError) -> JsonReply:
         kind, default = _error_kind(error.status)
         rid = request_id("req_011C", request.seq)
-        body = {
-            "type": "error",
-            "error": {"type": error.type or kind, "message": error.message or default},
-            "request_id": rid,
-        }
+        detail: dict[str, Any] = {"type": error.type or kind, "message": error.message or default}
+        if isinstance(error, ClaudeError):
+            detail["details"] = {"error_code": error.code}
+        body = {"type": "error", "error": detail, "request_id": rid}
         headers = {"request-id": rid}
         if error.status >= 500:
             headers["x-should-retry"] = "true"
@@ -207,26 +248,44 @@ class AnthropicAPI(WireAPI):
         parsed = self._parse(request)
         cached = parsed.cache.use(self.cache) if parsed.cache is not None else CacheUse()
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
+        fallback = None
+        if reply.stop == "refusal" and parsed.fallbacks:  # the next model continues the turn
+            fallback = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest()
         blocks = render_blocks(
-            reply, parsed, signer=self.state.signer, tool_id_prefix="toolu_01", seed=seed
+            reply,
+            parsed,
+            signer=self.state.signer,
+            tool_id_prefix="toolu_01",
+            seed=seed,
+            fallback=fallback,
         )
-        message_id = stable_id("msg_01", seed, str(reply.stop))
+        served = reply if fallback is None else _combined(reply, fallback)
+        details = stop_details(served, parsed, self.state.signer, f"{seed}/{request.seq}")
+        iterations = _iterations(reply, fallback, parsed)
+        message_id = stable_id("msg_01", seed, str(served.stop))
         model = cast("str", cast("Mapping[str, Any]", request.body)["model"])
         rid = request_id("req_011C", request.seq)
         headers = {"request-id": rid}
         if parsed.stream:
-            return self._stream(message_id, model, reply, blocks, headers, parsed, cached)
+            return self._stream(
+                message_id, model, served, blocks, headers, parsed, cached, details, iterations
+            )
+        usage = _usage(served, cached)
+        if iterations is not None:
+            usage["iterations"] = iterations
         body: dict[str, Any] = {
             "id": message_id,
             "type": "message",
             "role": "assistant",
             "model": model,
             "content": [_block_json(b) for b in blocks],
-            "stop_reason": reply.stop,
+            "stop_reason": served.stop,
             "stop_sequence": None,
-            "usage": _usage(reply, cached),
+            "usage": usage,
         }
+        if details is not None:
+            body["stop_details"] = details
         if parsed.transformations is not None:
             body["input_transformations"] = parsed.transformations
         return JsonReply(body, 200, headers)
@@ -240,6 +299,8 @@ class AnthropicAPI(WireAPI):
         headers: Mapping[str, str],
         parsed: ClaudeRequest,
         cached: CacheUse,
+        details: dict[str, Any] | None = None,
+        iterations: list[dict[str, Any]] | None = None,
     ) -> StreamReply:
         usage = reply.usage
         assert usage is not None
@@ -275,7 +336,18 @@ class AnthropicAPI(WireAPI):
                 events.append(_start(index, {"type": "redacted_thinking", "data": block.data_b64}))
             elif block.type == "compaction":
                 events.append(_start(index, {"type": "compaction", "content": ""}))
-                events.append(_delta(index, {"type": "compaction_delta", "content": block.text}))
+                events.append(
+                    _delta(
+                        index,
+                        {
+                            "type": "compaction_delta",
+                            "content": block.text,
+                            "encrypted_content": block.data,
+                        },
+                    )
+                )
+            elif block.type == "fallback":  # a start and a stop, no delta
+                events.append(_start(index, _block_json(block)))
             elif block.type == "text":
                 events.append(_start(index, {"type": "text", "text": ""}))
                 events += [
@@ -284,7 +356,7 @@ class AnthropicAPI(WireAPI):
             else:
                 events.append(
                     _start(
-                        index, {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
+                        index, {"type": block.type, "id": block.id, "name": block.name, "input": {}}
                     )
                 )
                 events += [
@@ -294,19 +366,20 @@ class AnthropicAPI(WireAPI):
             events.append(
                 sse_event("content_block_stop", {"type": "content_block_stop", "index": index})
             )
-        delta_usage = {
+        delta_usage: dict[str, Any] = {
             **_input_usage(reply, cached),
             "output_tokens": usage.output_tokens,
             "output_tokens_details": {"thinking_tokens": usage.thinking_tokens},
         }
+        if iterations is not None:
+            delta_usage["iterations"] = iterations
+        delta: dict[str, Any] = {"stop_reason": reply.stop, "stop_sequence": None}
+        if details is not None:
+            delta["stop_details"] = details
         events.append(
             sse_event(
                 "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": reply.stop, "stop_sequence": None},
-                    "usage": delta_usage,
-                },
+                {"type": "message_delta", "delta": delta, "usage": delta_usage},
             )
         )
         events.append(sse_event("message_stop", {"type": "message_stop"}))

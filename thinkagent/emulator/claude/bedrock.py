@@ -57,6 +57,7 @@ from ..model import Reply, StopReason
 from .families import family_of, parse_family_request, render_family
 from .profiles import claude_profile
 from .rules import ClaudeBlock, ClaudeRequest, parse_request, render_blocks
+from .system import TOOL_CHANGES_BETA
 
 __all__ = ["BedrockAPI", "claude_name"]
 
@@ -280,13 +281,16 @@ def _to_claude(body: Mapping[str, Any], model_name: str) -> dict[str, Any]:
                     content.append(thinking)
             elif "cachePoint" in block:
                 _mark(content, block["cachePoint"])
+            elif "toolAddition" in block or "toolRemoval" in block:
+                kind = "toolAddition" if "toolAddition" in block else "toolRemoval"
+                tool = as_mapping(as_mapping(block[kind]).get("tool"))
+                reference = {"type": tool.get("type", "tool_reference"), "name": tool.get("name")}
+                change = "tool_addition" if kind == "toolAddition" else "tool_removal"
+                content.append({"type": change, "tool": reference})
             else:
                 kind = next(iter(block), "content")
                 content.append({"type": "text", "text": f"[{kind}]"})
-        if role == "system":
-            system.extend(
-                {"type": "text", "text": c["text"]} for c in content if c["type"] == "text"
-            )
+        # A system message stays in `messages`, where it stands: Claude reads it as one.
         messages.append({"role": role, "content": content})
     if as_mapping(raw_messages[0]).get("role") != "user":
         raise WireError(
@@ -561,6 +565,7 @@ class BedrockAPI(WireAPI):
         claude_body = _to_claude(body, name)
         extra = as_mapping(body.get("additionalModelRequestFields"))
         betas = [b for b in as_list(extra.get("anthropic_beta")) if isinstance(b, str)]
+        betas.append(TOOL_CHANGES_BETA)  # Converse carries tool changes natively
         try:
             return parse_request(
                 claude_body,

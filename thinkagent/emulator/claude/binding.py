@@ -165,8 +165,13 @@ class Prefix:
         self._hash.update(b"\x01" + role.encode())
 
     def block(self, block: Mapping[str, Any]) -> None:
-        """A block that is not thinking (a compaction block starts the prefix over)."""
-        if block.get("type") == "compaction":
+        """A block that is not thinking (a compaction block starts the prefix over; a failed
+        one, with null content, is a no-op, and a `fallback` block is not rendered into the
+        prompt)."""
+        kind = block.get("type")
+        if kind == "fallback" or (kind == "compaction" and block.get("content") is None):
+            return
+        if kind == "compaction":
             self._hash = self._start.copy()
             self._hash.update(b"\x04" + str(block.get("content", "")).encode())
             return

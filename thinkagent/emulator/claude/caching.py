@@ -174,11 +174,13 @@ def plan_cache(
     contents: list[Any] = []
     tokens: list[int] = []
     markers: list[Any] = []
-    specs = iter(conversation.tools)
+    # A tool the model does not see (deferred until a system message adds it) costs nothing.
+    specs = {spec.name: spec for spec in conversation.tools}
     for tool in tools:
         contents.append(["tool", _unmarked(tool)])
         custom = tool.get("type", "custom") in ("custom", None)
-        tokens.append(_tool_tokens(next(specs)) if custom else 0)
+        spec = specs.get(str(tool.get("name"))) if custom else None
+        tokens.append(_tool_tokens(spec) if spec is not None else 0)
         markers.append(tool.get("cache_control"))
     texts: list[str] = []
     for block in system:

@@ -13,7 +13,15 @@ and its own refusals (the project's provider rules, Bedrock section, and the rep
 * Kimi K2 Thinking (``moonshot.kimi-k2-thinking``): the reasoning inline in the text, as
   ``<think>...</think>``; what comes back is not checked (its rule is not documented).
 * Kimi K3 (``moonshotai.kimi-k3``): ``redactedContent`` bound to the region that made it.
-* Others (Qwen, MiniMax, Mistral...): ``reasoningText`` without a signature; replay not checked.
+* Qwen (``qwen.qwen3-...``): ``reasoningText`` without a signature; its level in
+  ``additionalModelRequestFields.reasoning_config`` (``low`` or ``high``); replay not checked.
+* OpenAI's GPT-5 models take their level nested, ``reasoning: {"effort": ...}``, gpt-oss a flat
+  ``reasoning_effort``; Converse refuses the effort ``none``.
+* Amazon Nova 2 (``amazon.nova-2-lite-v1:0``): reasons only with ``reasoningConfig: {"type":
+  "enabled", "maxReasoningEffort": "low"|"medium"|"high"}``
+  (docs.aws.amazon.com/nova/latest/nova2-userguide/extended-thinking.html); its reasoning comes
+  back as ``reasoningText`` whose text is ``[REDACTED]``; replay not checked.
+* Others (MiniMax, Mistral...): ``reasoningText`` without a signature; replay not checked.
 
 The region is the one the request was signed for (its ``Authorization`` credential scope).
 """
@@ -46,6 +54,7 @@ _PROVIDERS = frozenset(
         "mistral",
         "minimax",
         "zai",
+        "amazon",
     }
 )
 
@@ -69,6 +78,11 @@ _OTHER_REGION = (
     '"param":null,"type":"invalid_request_error"}}'
 )
 
+# guess: the texts of these refusals are not published; they follow Converse's
+# ValidationException wording for a bad field value.
+_BAD_LEVEL = "The value at additionalModelRequestFields.{field} is invalid: {value!r}."
+_NO_NONE = "The reasoning effort 'none' is not supported on Converse for this model."
+
 Shape = Literal["text", "redacted", "inline"]
 
 
@@ -82,6 +96,7 @@ class Family:
     refuses_reasoning: bool = False
     refuses_signature: bool = False
     region_bound: bool = False
+    level: Literal["flat", "nested", "qwen", "nova"] = "flat"
 
     @property
     def scope(self) -> str:
@@ -100,13 +115,17 @@ def family_of(model_id: str) -> Family | None:
     if provider == "openai":
         if "gpt-oss" in name:
             return Family("gpt-oss", "text", refuses_signature=True)
-        return Family("openai", "redacted")
+        return Family("openai", "redacted", level="nested")
     if provider in ("moonshot", "moonshotai"):
         if "k3" in name:
             return Family("kimi-k3", "redacted", region_bound=True)
         return Family("kimi", "inline")
     if provider == "xai":
         return Family("xai", "redacted")
+    if provider == "qwen":
+        return Family("qwen", "text", level="qwen")
+    if provider == "amazon":  # Nova 2 only: the emulator serves no other Amazon model
+        return Family("nova", "text", level="nova") if name.startswith("nova-2") else None
     return Family(provider, "text")
 
 
@@ -194,14 +213,43 @@ def parse_family_request(
         )
         if spec
     )
-    effort = as_mapping(body.get("additionalModelRequestFields")).get("reasoning_effort")
+    thinking, effort = _reasoning_level(
+        family, as_mapping(body.get("additionalModelRequestFields"))
+    )
     max_tokens = as_mapping(body.get("inferenceConfig")).get("maxTokens")
     settings = Settings(
-        thinking=True,
-        effort=effort if isinstance(effort, str) else None,
+        thinking=thinking,
+        effort=effort,
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
     )
     return Conversation(system=system, turns=tuple(turns), tools=tools), settings
+
+
+def _reasoning_level(family: Family, fields: Mapping[str, Any]) -> tuple[bool, str | None]:
+    """(thinking on, the brain's effort) from the family's own field, with its refusals."""
+    if family.level == "nova":
+        config = mapping_or_none(fields.get("reasoningConfig"))
+        if config is None or config.get("type") != "enabled":
+            return False, None
+        effort = config.get("maxReasoningEffort")
+        if effort is not None and effort not in ("low", "medium", "high"):
+            raise WireError(
+                400,
+                _BAD_LEVEL.format(field="reasoningConfig.maxReasoningEffort", value=effort),
+            )
+        return True, effort
+    if family.level == "qwen":
+        effort = fields.get("reasoning_config")
+        if effort is not None and effort not in ("low", "high"):
+            raise WireError(400, _BAD_LEVEL.format(field="reasoning_config", value=effort))
+        return True, effort
+    if family.level == "nested":
+        effort = as_mapping(fields.get("reasoning")).get("effort")
+    else:
+        effort = fields.get("reasoning_effort")
+    if effort == "none":
+        raise WireError(400, _NO_NONE)
+    return True, effort if isinstance(effort, str) else None
 
 
 def _check_reasoning(
@@ -236,7 +284,9 @@ def render_family(
     blocks: list[dict[str, Any]] = []
     text = reply.text
     if reply.thinking is not None:
-        if family.shape == "inline":
+        if family.level == "nova":
+            blocks.append({"reasoningContent": {"reasoningText": {"text": "[REDACTED]"}}})
+        elif family.shape == "inline":
             text = f"<think>\n{reply.thinking}\n</think>\n\n{text}"
         elif family.shape == "redacted":
             record = Record(model=family.name, platform=region)

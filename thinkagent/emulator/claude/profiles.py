@@ -142,6 +142,19 @@ class ClaudeProfile:
         return self.family in ("opus", "sonnet", "haiku") and self.version >= (5, 5)
 
     @property
+    def takes_system_messages(self) -> bool:
+        """Whether ``role: "system"`` entries of ``messages`` are accepted: Opus 4.8 and newer,
+        Sonnet and Haiku 5.5, Fable and Mythos 5 and newer; not Sonnet 5 nor older models
+        (platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages)."""
+        if self.family == "claude":
+            return True  # a name the emulator cannot read: the request decides
+        if self.family in ("fable", "mythos"):
+            return self.version >= (5, 0)
+        if self.family == "opus":
+            return self.version >= (4, 8)
+        return self.family in ("sonnet", "haiku") and self.version >= (5, 5)
+
+    @property
     def account_bound(self) -> bool:
         """Whether this model's thinking is valid only in the account that produced it."""
         return self._is("sonnet", (5, 5)) or self._is("haiku", (5, 5))

@@ -42,9 +42,10 @@ from ..encoding import arguments_json, list_or_none, mapping_or_none, stable_id
 from ..framework import WireError
 from ..model import Call, CallResult, Conversation, Media, Reply, Settings, ToolSpec, Turn
 from ..signing import Signer
-from .binding import Prefix, Record, open_proof, seal_proof
+from .binding import SCOPE, Prefix, Record, open_proof, seal_proof
 from .caching import CachePlan, check_markers, plan_cache
 from .profiles import ClaudeProfile, claude_profile
+from .system import check_clear_at, check_system_messages
 
 __all__ = [
     "BINDING_BETA",
@@ -64,6 +65,8 @@ COMPACTION_BETA = "compact-2026-01-12"
 THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 
 #: Signing kinds used by Claude proofs.
+KIND_COMPACTION = "claude.compaction"
+KIND_CREDIT = "claude.fallback_credit"
 KIND_THINKING = "claude.thinking"
 KIND_OMITTED = "claude.thinking.omitted"
 KIND_REDACTED = "claude.redacted"
@@ -105,21 +108,33 @@ class _Mint:
     platform: str
     prefix: Prefix | None
     previous: str
+    continues: bool = False  # the request ends with an assistant turn the reply continues
 
-    def record(self, compaction: str | None) -> Record:
-        base = Record(model=self.model.key, account=self.account, platform=self.platform)
-        if self.prefix is None:
+    def record(
+        self,
+        before: Sequence[Mapping[str, Any]] = (),
+        *,
+        model: ClaudeProfile | None = None,
+        previous: str | None = None,
+    ) -> Record:
+        """The record of a reply's thinking block: signed by ``model`` (the request's, or a
+        fallback's), after the reply's ``before`` blocks and the thinking block ``previous``
+        (by default the request's last kept one)."""
+        signer = model or self.model
+        base = Record(model=signer.key, account=self.account, platform=self.platform)
+        if self.prefix is None or not signer.checks_prefix:
             return base
         prefix = self.prefix.copy()
-        prefix.message("assistant")
-        if compaction is not None:
-            prefix.block({"type": "compaction", "content": compaction})
+        if not self.continues:
+            prefix.message("assistant")
+        for block in before:
+            prefix.block(block)
         return replace(
             base,
             system=prefix.system,
             tools=prefix.tools,
             prefix=prefix.digest(),
-            previous=self.previous,
+            previous=self.previous if previous is None else previous,
         )
 
 
@@ -140,6 +155,10 @@ class ClaudeRequest:
     compaction: str | None = None
     transformations: list[dict[str, Any]] | None = field(default=None)
     cache: CachePlan | None = None
+    fallbacks: tuple[str, ...] = ()
+    credit: bool = False
+    server_tools: frozenset[str] = frozenset()
+    model_name: str = ""
 
 
 # --- validation ----------------------------------------------------------------------
@@ -606,7 +625,7 @@ def _turns(messages: Parsed, documents: frozenset[str]) -> tuple[Turn, ...]:
     start, summary = 0, None
     for i, (_, blocks) in enumerate(messages):
         for j, block in enumerate(blocks):
-            if block["type"] == "compaction":
+            if block["type"] == "compaction" and block.get("content") is not None:
                 start, summary = i, (i, j, str(block.get("content", "")))
     turns: list[Turn] = []
     if summary is not None:
@@ -621,6 +640,128 @@ def _turns(messages: Parsed, documents: frozenset[str]) -> tuple[Turn, ...]:
         if role != "system":
             turns.append(_neutral(role, blocks, f"messages.{i}.content", documents))
     return tuple(turns)
+
+
+_FALLBACK_BETAS = ("server-side-fallback-2026-06-01", "server-side-fallback-2026-07-01")
+_CREDIT_BETAS = ("fallback-credit-2026-06-01", "fallback-credit-2026-07-01")
+_FALLBACK_FIELDS = frozenset({"model", "max_tokens", "thinking", "output_config", "speed"})
+# The emulator's choice: the service's default fallback configuration is not published.
+_DEFAULT_FALLBACK = "claude-opus-4-8"
+
+
+def _check_compaction(messages: Parsed, signer: Signer) -> None:
+    """Compaction blocks as the service takes them back: `content` a summary or null (a failed
+    compaction, a no-op), never empty; `encrypted_content` exactly as it was returned."""
+    for i, (_, blocks) in enumerate(messages):
+        for j, block in enumerate(blocks):
+            if block["type"] != "compaction":
+                continue
+            content = block.get("content")
+            if content == "":
+                raise _invalid(  # guess: pydantic's wording for the documented refusal
+                    f"messages.{i}.content.{j}.compaction.content: String should have at least 1 "
+                    "character"
+                )
+            sealed = block.get("encrypted_content")
+            intact = not (isinstance(content, str) and isinstance(sealed, str)) or (
+                signer.verify_b64(SCOPE, KIND_COMPACTION, sealed, content)
+            )
+            if not intact:
+                raise _invalid(  # guess
+                    f"messages.{i}.content.{j}: Invalid `encrypted_content` in `compaction` block"
+                )
+
+
+def _signed_by(block: Mapping[str, Any], platform: str, signer: Signer) -> str | None:
+    """The model a thinking block's proof records (None when it records none or does not
+    verify: the replay check reports that)."""
+    try:
+        bound = _verify_block(block, 0, 0, platform, signer)
+    except WireError:
+        return None
+    return bound.record.model if bound.record is not None else None
+
+
+def _check_seams(messages: Parsed, platform: str, signer: Signer) -> None:
+    """The `fallback` blocks of each assistant turn where they were: the server validates the
+    thinking on each side of one as two models' spans, so thinking of two models with no block
+    between them (the block left out) and a block with one model's thinking on both sides (the
+    block moved) are refused (SDK `beta_fallback_block_param.py`). Between blocks that are not
+    thinking, where the block sits does not matter."""
+    for i, (role, blocks) in enumerate(messages):
+        if role != "assistant" or not any(b["type"] in _THINKING for b in blocks):
+            continue
+        span: str | None = None
+        seam: tuple[int, str | None] | None = None
+        for j, block in enumerate(blocks):
+            if block["type"] == "fallback":
+                seam, span = (j, span), None
+                continue
+            if block["type"] not in _THINKING:
+                continue
+            model = _signed_by(block, platform, signer)
+            if model is None:
+                continue
+            if span is None:
+                if seam is not None and seam[1] == model:
+                    raise _invalid(  # guess: the wording is not published
+                        f"messages.{i}.content.{seam[0]}: a `fallback` block sits inside one "
+                        "model's thinking: send it back in its original position"
+                    )
+                span = model
+            elif model != span:
+                raise _invalid(  # guess
+                    f"messages.{i}.content.{j}: thinking from two models without the `fallback` "
+                    "block between them: send the block back in its original position"
+                )
+
+
+def _fallbacks(raw: Any, betas: Sequence[str], model: str) -> tuple[str, ...]:
+    """The models of a request's `fallbacks` (up to three, or the model's default)."""
+    if raw is None:
+        return ()
+    if not any(b in betas for b in _FALLBACK_BETAS):
+        raise _invalid("fallbacks: Extra inputs are not permitted")
+    if raw == "default":
+        return (_DEFAULT_FALLBACK if model != _DEFAULT_FALLBACK else "claude-opus-5",)
+    items = list_or_none(raw)
+    if items is None:
+        raise _invalid("fallbacks: Input should be a valid list or 'default'")
+    if not items or len(items) > 3:
+        raise _invalid(  # guess
+            f"fallbacks: List should have at least 1 item and at most 3 items, not {len(items)}"
+        )
+    models: list[str] = []
+    for k, item in enumerate(items):
+        entry = mapping_or_none(item) or {}
+        name = entry.get("model")
+        if not isinstance(name, str) or not name:
+            raise _invalid(f"fallbacks.{k}.model: Field required")
+        extra = sorted(set(entry) - _FALLBACK_FIELDS)
+        if extra:
+            raise _invalid(f"fallbacks.{k}.{extra[0]}: Extra inputs are not permitted")
+        if claude_profile(name) is None:
+            raise WireError(404, f"model: {name}", type="not_found_error")
+        models.append(name)
+    return tuple(models)
+
+
+def _check_credit(raw: Any, betas: Sequence[str], signer: Signer, fallbacks: Sequence[str]) -> None:
+    """A retry's `fallback_credit_token`: one this service minted (a bare string, or with the
+    credit beta an object `{token, mode}`), never together with `fallbacks`."""
+    if raw is None:
+        return
+    token: Any = raw
+    if isinstance(raw, Mapping):
+        if not any(b in betas for b in _CREDIT_BETAS):
+            raise _invalid("fallback_credit_token: Input should be a valid string")
+        token = cast("Mapping[str, Any]", raw).get("token")
+    if fallbacks:
+        raise _invalid(  # guess
+            "fallback_credit_token: cannot be combined with `fallbacks`"
+        )
+    if not isinstance(token, str) or signer.open_b64(SCOPE, KIND_CREDIT, token) is None:
+        raise _invalid("fallback_credit_token: Invalid token")  # guess
 
 
 def parse_request(
@@ -703,6 +844,7 @@ def parse_request(
         )
 
     parsed: Parsed = []
+    clear_ats: list[str | None] = []
     for index, item in enumerate(items):
         message = mapping_or_none(item)
         if message is None:
@@ -714,16 +856,25 @@ def parse_request(
             raise _invalid(
                 f"messages.{index}.role: Input should be 'user', 'assistant' or 'system'"
             )
+        clear_ats.append(check_clear_at(message, index, betas))
         blocks = _blocks(message, index)
-        if role == "system":
-            system_parts.append(_text_of(message.get("content")))
         parsed.append((cast("str", role), blocks))
     if parsed[0][0] == "assistant":
         raise _invalid("messages: The first message must use the `user` role.")
+    notes = check_system_messages(
+        parsed, clear_ats, model=model, tools=raw_tools, betas=betas, platform=platform
+    )
     _check_pairs(parsed)
     check_markers(raw_tools, system_blocks, parsed, body.get("cache_control"))
+    _check_compaction(parsed, signer)
+    _check_seams(parsed, platform, signer)
+    fallbacks = _fallbacks(body.get("fallbacks"), betas, name)
+    _check_credit(body.get("fallback_credit_token"), betas, signer, fallbacks)
 
-    system = "\n".join(p for p in system_parts if p)
+    # The prefix starts from the top-level `system`; a system message is part of the messages.
+    top_system = "\n".join(p for p in system_parts if p)
+    system = "\n".join(p for p in [top_system, *notes.texts] if p)
+    tools = tuple(t for t in (*tools, *_tools(notes.defined)) if t.name in notes.available)
     turn = _current_turn(parsed)
     if not thinking.on:
         # Thinking off: only an assistant message in the final position (a prefill) may not
@@ -737,8 +888,17 @@ def parse_request(
         in_context = {i for i, (role, _) in enumerate(parsed) if role == "assistant"}
     else:
         in_context = set(turn)
+    if parsed[-1][0] == "assistant" and parsed[-1][1] and parsed[-1][1][-1]["type"] in _THINKING:
+        last = len(parsed) - 1
+        raise _invalid(  # guess: the rule is documented (SDK `lib/middleware/_fallbacks.py`), its text not
+            f"messages.{last}.content.{len(parsed[last][1]) - 1}: the final `assistant` message "
+            "cannot end with a `thinking` block"
+        )
     replay = _Replay(model, platform, account, signer, thinking.behavior, betas)
-    prefix = Prefix(system, raw_tools) if model.checks_prefix else None
+    # guess: a tool declared with `defer_loading` is not rendered into the prompt, so it is
+    # not part of the prefix either (added later, it leaves earlier thinking valid)
+    shown_tools = [t for t in raw_tools if not t.get("defer_loading")]
+    prefix = Prefix(top_system, shown_tools) if model.checks_prefix else None
     parsed = replay.check(parsed, in_context, prefix)
     if thinking.kind == "enabled" and any(
         b["type"] == "tool_use" for i in turn for b in parsed[i][1]
@@ -780,11 +940,26 @@ def parse_request(
     )
     return ClaudeRequest(
         model=model,
+        model_name=name,
+        fallbacks=fallbacks,
+        credit=any(b in betas for b in _CREDIT_BETAS),
+        server_tools=frozenset(
+            cast("str", t["name"])
+            for t in raw_tools
+            if t.get("type") not in (None, "custom") and isinstance(t.get("name"), str)
+        ),
         conversation=conversation,
         settings=settings,
         display=thinking.display,
         stream=body.get("stream") is True,
-        mint=_Mint(model, account, platform, prefix, replay.previous),
+        mint=_Mint(
+            model,
+            account,
+            platform,
+            prefix,
+            replay.previous,
+            continues=parsed[-1][0] == "assistant",
+        ),
         between_tools=thinking.kind == "between_tools",
         compaction=compaction,
         transformations=replay.transformations if BINDING_BETA in betas else None,
@@ -800,16 +975,26 @@ class ClaudeBlock:
     """One content block of a Claude reply, before a wire renders it natively.
 
     ``type`` is ``thinking`` (``text``, ``signature``), ``redacted_thinking`` (``data``: the
-    payload, base64), ``text`` (``text``), ``tool_use`` (``id``, ``name``, ``input``) or
-    ``compaction`` (``text``: the summary)."""
+    payload, base64), ``text`` (``text``), ``tool_use`` or ``server_tool_use`` (``id``,
+    ``name``, ``input``), ``compaction`` (``text``: the summary, ``data``: its
+    ``encrypted_content``) or ``fallback`` (``fields``: its ``from``, ``to`` and ``trigger``)."""
 
-    type: Literal["thinking", "redacted_thinking", "text", "tool_use", "compaction"]
+    type: Literal[
+        "thinking",
+        "redacted_thinking",
+        "text",
+        "tool_use",
+        "server_tool_use",
+        "compaction",
+        "fallback",
+    ]
     text: str = ""
     signature: str = ""
     data: str = ""
     id: str = ""
     name: str = ""
     input: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    fields: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
     @property
     def data_b64(self) -> str:
@@ -819,6 +1004,24 @@ class ClaudeBlock:
     def input_json(self) -> str:
         return arguments_json(self.input)
 
+    def prefix_value(self) -> Mapping[str, Any] | None:
+        """The block as the prefix of a later block sees it (None: thinking, which is not part
+        of the prefix, and a `fallback` block, which is not rendered into the prompt)."""
+        if self.type == "text":
+            return {"type": "text", "text": self.text}
+        if self.type == "tool_use":
+            return {"type": "tool_use", "id": self.id, "name": self.name, "input": self.input}
+        if self.type == "server_tool_use":
+            return {
+                "type": "server_tool_use",
+                "id": self.id,
+                "name": self.name,
+                "input": dict(self.input),
+            }
+        if self.type == "compaction":
+            return {"type": "compaction", "content": self.text}
+        return None
+
 
 def render_blocks(
     reply: Reply,
@@ -827,35 +1030,116 @@ def render_blocks(
     signer: Signer,
     tool_id_prefix: str,
     seed: str,
+    fallback: Reply | None = None,
 ) -> list[ClaudeBlock]:
     """The content blocks of ``reply`` to ``request``: the compaction block when the request
     passed its trigger, thinking (or redacted thinking, or an omitted-text thinking block)
-    bound to the request, then text, then tool uses. Under ``between_tools`` the model does
-    not think before its first tool call, only between tools."""
+    bound to the request, then text, then tool uses (a call to a server tool the request
+    declares is a ``server_tool_use``). Under ``between_tools`` the model does not think before
+    its first tool call, only between tools.
+
+    With ``fallback`` (the next model's reply, when ``reply`` refuses and the request has
+    ``fallbacks``) the refusing model's partial output is followed by a ``fallback`` block and
+    the fallback model's blocks, its thinking signed as that model's and bound to everything
+    before it."""
     blocks: list[ClaudeBlock] = []
     if request.compaction is not None:
-        blocks.append(ClaudeBlock("compaction", text=request.compaction))
+        sealed = signer.seal_b64(SCOPE, KIND_COMPACTION, request.compaction)
+        blocks.append(ClaudeBlock("compaction", text=request.compaction, data=sealed))
+    previous = _turn_blocks(
+        blocks, reply, request, signer=signer, ids=(tool_id_prefix, seed), model=request.model
+    )
+    if fallback is not None and request.fallbacks:
+        to = claude_profile(request.fallbacks[0]) or request.model
+        trigger: dict[str, Any] = {"type": "refusal", "category": reply.refusal}
+        blocks.append(
+            ClaudeBlock(
+                "fallback",
+                fields={
+                    "from": {"model": request.model_name},
+                    "to": {"model": to.name},
+                    "trigger": trigger,
+                },
+            )
+        )
+        _turn_blocks(
+            blocks,
+            fallback,
+            request,
+            signer=signer,
+            ids=(tool_id_prefix, seed + "/fallback"),
+            model=to,
+            previous=previous,
+        )
+    return blocks
+
+
+def _turn_blocks(
+    blocks: list[ClaudeBlock],
+    reply: Reply,
+    request: ClaudeRequest,
+    *,
+    signer: Signer,
+    ids: tuple[str, str],
+    model: ClaudeProfile,
+    previous: str | None = None,
+) -> str | None:
+    """Add one model's blocks for ``reply`` to ``blocks``; the digest of its last thinking
+    proof (the next model's first block records it as its predecessor)."""
     thinking = reply.thinking
     turns = request.conversation.turns
     if request.between_tools and not (turns and turns[-1].results):
         thinking = None  # no thinking up front: only progress updates between tools
     if thinking is not None:
-        record = request.mint.record(request.compaction)
+        before = [v for b in blocks if (v := b.prefix_value()) is not None]
+        record = request.mint.record(before, model=model, previous=previous)
         if reply.redacted:
             size = min(400 + len(thinking.encode()), 1100)
             data = seal_proof(signer, KIND_REDACTED, thinking, record, size=size)
             blocks.append(ClaudeBlock("redacted_thinking", data=data))
-        elif request.display == "omitted":
-            signature = seal_proof(signer, KIND_OMITTED, thinking, record)
-            blocks.append(ClaudeBlock("thinking", signature=signature))
+            previous = hashlib.sha256(data.encode()).hexdigest()[:32]
         else:
-            signature = seal_proof(signer, KIND_THINKING, thinking, record)
-            blocks.append(ClaudeBlock("thinking", text=thinking, signature=signature))
-    if reply.text or not (reply.tool_calls or any(b.type != "compaction" for b in blocks)):
+            omitted = request.display == "omitted"
+            proof = KIND_OMITTED if omitted else KIND_THINKING
+            signature = seal_proof(signer, proof, thinking, record)
+            blocks.append(
+                ClaudeBlock("thinking", text="" if omitted else thinking, signature=signature)
+            )
+            previous = hashlib.sha256(signature.encode()).hexdigest()[:32]
+    refused = reply.stop == "refusal"
+    if reply.text or not (
+        refused or reply.tool_calls or any(b.type not in ("compaction", "fallback") for b in blocks)
+    ):
         blocks.append(ClaudeBlock("text", text=reply.text))
-    for index, call in enumerate(reply.tool_calls):
-        call_id = call.id or stable_id(tool_id_prefix, seed, str(index))
-        blocks.append(
-            ClaudeBlock("tool_use", id=call_id, name=call.name, input=dict(call.arguments))
-        )
-    return blocks
+    prefix, seed = ids
+    for index, call in enumerate(() if refused else reply.tool_calls):
+        if call.name in request.server_tools:
+            call_id = call.id or stable_id("srvtoolu_01", seed, str(index))
+            kind: Literal["tool_use", "server_tool_use"] = "server_tool_use"
+        else:
+            call_id = call.id or stable_id(prefix, seed, str(index))
+            kind = "tool_use"
+        blocks.append(ClaudeBlock(kind, id=call_id, name=call.name, input=dict(call.arguments)))
+    return previous
+
+
+def stop_details(
+    reply: Reply, request: ClaudeRequest, signer: Signer, seed: str
+) -> dict[str, Any] | None:
+    """A refusal's `stop_details`: its category and explanation, and (with the credit beta)
+    a `fallback_credit_token` the retry may redeem, with whether the partial turn may be
+    resent as a prefill (it may when the refusal left any content)."""
+    if reply.stop != "refusal":
+        return None
+    token = signer.seal_b64(SCOPE, KIND_CREDIT, seed) if request.credit else None
+    return {
+        "type": "refusal",
+        "category": reply.refusal,
+        # guess: the explanations' texts are not published (and not stable)
+        "explanation": (f"This request was declined ({reply.refusal})." if reply.refusal else None),
+        "fallback_credit_token": token,
+        "fallback_has_prefill_claim": (
+            bool(reply.text or reply.thinking) if token is not None else None
+        ),
+        "recommended_model": None,
+    }

@@ -22,6 +22,9 @@ and :mod:`.compat`):
 * Ollama tags (``qwen3:8b``), vLLM, Groq, Cerebras, Together: the ``reasoning`` field.
 * Mistral (``magistral-*``, and ``mistral-*`` with ``reasoning_effort``): a content list of
   ``thinking`` and ``text`` chunks.
+* Gemini on its OpenAI-compatible endpoint (``/v1beta/openai/chat/completions``): thought
+  signatures on tool calls (``extra_content.google.thought_signature``), thoughts inline as
+  ``<thought>`` tags when asked for.
 * MiniMax: ``<think>...</think>`` inline at the start of ``content`` (``reasoning_details``
   with ``reasoning_split``).
 
@@ -65,7 +68,16 @@ from ..model import (
 )
 from ..signing import Signer
 from .caching import AutomaticCache
-from .compat import assistant_reasoning, check_replay, check_switches, router_details, thinking_on
+from .compat import (
+    assistant_reasoning,
+    check_gemini_calls,
+    check_replay,
+    check_switches,
+    gemini_signature,
+    groq_effort,
+    router_details,
+    thinking_on,
+)
 from .rules import (
     KNOBS,
     OpenAIError,
@@ -313,7 +325,15 @@ def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
         if deployment is None:
             raise OpenAIError(400, "you must provide a model parameter")
         raw_model = deployment
-    model = openai_profile(raw_model, knob=knob)
+    gemini = request.path.startswith("/v1beta/openai/")
+    if gemini:
+        model = (
+            OpenAIProfile(raw_model, "gemini", "none")
+            if raw_model.lower().startswith("gemini-")
+            else None
+        )
+    else:
+        model = openai_profile(raw_model, knob=knob)
     if model is None and deployment is not None:
         model = openai_profile(deployment)
     if model is None and azure:
@@ -362,7 +382,10 @@ def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
             raise _invalid_type(name, expected, value)
     check_switches(model, body)
 
-    effort = check_effort(model, body.get("reasoning_effort"), "reasoning_effort")
+    raw_effort = body.get("reasoning_effort")
+    if groq_effort(model, raw_effort):  # Qwen 3 on Groq: `none` or `default` only
+        raw_effort = None if raw_effort == "default" else raw_effort
+    effort = check_effort(model, raw_effort, "reasoning_effort")
     if model.family == "openai" and model.reasons and body.get("max_tokens") is not None:
         raise OpenAIError(
             400,
@@ -391,10 +414,12 @@ def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
     if model.dialect == "hidden" or model.dialect == "none":
         thinking, brain_level = brain_effort(effort)
     else:
-        thinking = thinking_on(model, body, body.get("reasoning_effort"))
-        brain_level = brain_effort(body.get("reasoning_effort") or "medium")[1]
+        thinking = thinking_on(model, body, raw_effort)
+        brain_level = brain_effort(raw_effort or "medium")[1]
     if thinking and model.family != "openai":
         check_replay(model, messages, signer)
+    if gemini and model.name.lower().startswith("gemini-3"):
+        check_gemini_calls(messages, signer)
 
     conversation = _conversation(model, messages, tools)
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
@@ -443,7 +468,8 @@ def _conversation(
         elif role == "assistant":
             thinking = ""
             if model.family != "openai":  # OpenAI's own endpoint ignores replayed reasoning
-                thinking, content = assistant_reasoning(message)
+                fields = not (model.family == "cerebras" and "glm" in model.name.lower())
+                thinking, content = assistant_reasoning(message, fields=fields)
             calls = tuple(
                 Call(
                     str(call.get("id")),
@@ -473,6 +499,7 @@ class _Rendered:
     refusal: str | None
     calls: tuple[tuple[str, str, str], ...]  # (id, name, arguments JSON)
     finish: str
+    signature: str | None = None  # Gemini's thought signature on the first call
 
 
 def _call_id(model: OpenAIProfile, seed: str, index: int) -> str:
@@ -534,9 +561,37 @@ def _render(parsed: _ChatRequest, reply: Reply, seed: str, signer: Signer) -> _R
         text = _THINK_OPEN + thinking + _THINK_CLOSE + (text or "")
     elif dialect == "content_chunks":
         chunk = thinking
+    signature: str | None = None
+    if model.family == "gemini":
+        if thinking is not None and _include_thoughts(parsed.body):
+            text = f"<thought>{thinking}</thought>{text or ''}"
+        if calls:
+            signature = gemini_signature(signer, calls[0][0])
     return _Rendered(
-        reasoning, field, details, chunk, text, refusal, tuple(calls), _FINISH[reply.stop]
+        reasoning,
+        field,
+        details,
+        chunk,
+        text,
+        refusal,
+        tuple(calls),
+        _FINISH[reply.stop],
+        signature,
     )
+
+
+def _include_thoughts(body: Mapping[str, Any]) -> bool:
+    """Whether a Gemini request asks for its thoughts
+    (``extra_body.google.thinking_config.include_thoughts``)."""
+    google = as_mapping(as_mapping(body.get("extra_body")).get("google"))
+    return as_mapping(google.get("thinking_config")).get("include_thoughts") is True
+
+
+def _call_json(rendered: _Rendered, index: int, call: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool call (or its first stream fragment) with Gemini's signature on the first one."""
+    if index == 0 and rendered.signature is not None:
+        return {**call, "extra_content": {"google": {"thought_signature": rendered.signature}}}
+    return dict(call)
 
 
 def _usage(parsed: _ChatRequest, reply: Reply, cached: int) -> dict[str, Any]:
@@ -585,6 +640,7 @@ class OpenAIChatAPI(OpenAIWire):
             WireRoute("/openai/deployments/{deployment}/chat/completions", self.completions),
             WireRoute("/openai/v1/chat/completions", self.completions),
             WireRoute("/{dialect}/v1/chat/completions", self.completions),
+            WireRoute("/v1beta/openai/chat/completions", self.completions),
         )
 
     def stream_error(self, request: WireRequest, error: WireError, *, index: int) -> bytes:
@@ -640,12 +696,16 @@ class OpenAIChatAPI(OpenAIWire):
             message["annotations"] = []
         if rendered.calls:
             message["tool_calls"] = [
-                {
-                    **({"index": i} if deepseek else {}),
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": name, "arguments": arguments},
-                }
+                _call_json(
+                    rendered,
+                    i,
+                    {
+                        **({"index": i} if deepseek else {}),
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": name, "arguments": arguments},
+                    },
+                )
                 for i, (call_id, name, arguments) in enumerate(rendered.calls)
             ]
         body: dict[str, Any] = {
@@ -719,12 +779,16 @@ class OpenAIChatAPI(OpenAIWire):
                 chunk(
                     {
                         "tool_calls": [
-                            {
-                                "index": index,
-                                "id": call_id,
-                                "type": "function",
-                                "function": {"name": name, "arguments": ""},
-                            }
+                            _call_json(
+                                rendered,
+                                index,
+                                {
+                                    "index": index,
+                                    "id": call_id,
+                                    "type": "function",
+                                    "function": {"name": name, "arguments": ""},
+                                },
+                            )
                         ]
                     }
                 )

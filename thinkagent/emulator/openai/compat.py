@@ -15,9 +15,27 @@ error (PROVIDER_RULES.md in the project's shared notes lists them):
   ``reasoning_content``, else 400 "thinking is enabled but reasoning_content is missing in
   assistant tool call message at index N" (continuedev/continue#11600).
 * Z.AI (docs.z.ai/guides/capabilities/thinking-mode), vLLM 0.16+ (``reasoning``), Mistral
-  (``thinking`` content chunks), DashScope, Ollama, Groq, Cerebras, Together, xAI: no refusal
-  for missing reasoning is documented, so none is made; their reasoning is read back. Mistral
-  validates strictly: a reasoning *field* on an assistant message is a 422 ``extra_forbidden``.
+  (``thinking`` content chunks), DashScope, Ollama, Groq, Cerebras, Together, Fireworks, xAI: no
+  refusal for missing reasoning is documented, so none is made; their reasoning is read back.
+  Mistral validates strictly: a reasoning *field* on an assistant message is a 422
+  ``extra_forbidden``. GLM on Cerebras reads earlier reasoning only from the content, between
+  ``<think>`` tags (a ``reasoning`` field there is not read); gpt-oss reads its ``reasoning``.
+* Z.AI's GLM-5.3 always thinks and refuses ``thinking: {"type": "disabled"}``; GLM-5.2 and 5.3
+  take ``reasoning_effort`` low, high, max (pydantic-ai ``models/zai.py``). Together's GLM-5.3
+  returns ``reasoning_content`` (the others ``reasoning``) and cannot stop thinking
+  (docs.together.ai/docs/glm-5.3-quickstart).
+* xAI (docs.x.ai/docs/guides/reasoning): grok-4.3 takes ``reasoning_effort`` none to high,
+  grok-4.5 low to high, grok-3-mini low or high; grok-4 refuses the parameter ("Model ... does
+  not support parameter reasoningEffort.", chenyme/grok2api#814). Groq's Qwen 3 takes only
+  ``none`` or ``default`` ("`reasoning_effort` must be one of `none` or `default`",
+  earendil-works/pi#1745). Fireworks' ``reasoning_history`` is ``interleaved`` or ``preserved``
+  (docs.fireworks.ai/fine-tuning/thinking-history).
+* Gemini's OpenAI-compatible endpoint (``/v1beta/openai/chat/completions``,
+  ai.google.dev/gemini-api/docs/openai): the first tool call of each step carries its thought
+  signature in ``extra_content.google.thought_signature``, and a tool call of the current turn
+  sent back without it is refused like the native API (continuedev/continue#8865); thoughts come
+  inline, as ``<thought>...</thought>`` before the answer, only when
+  ``extra_body.google.thinking_config.include_thoughts`` asks.
 * OpenRouter (openrouter.ai/docs/use-cases/reasoning-tokens): ``reasoning_details`` items by
   the upstream vendor (signed ``reasoning.text`` for Anthropic, ``reasoning.text`` plus a
   ``reasoning.encrypted`` thought signature for Google, a summary plus an encrypted item for
@@ -36,13 +54,17 @@ from typing import Any, cast
 
 from ..encoding import as_list, as_mapping, mapping_or_none
 from ..signing import Signer
-from .rules import OpenAIError, OpenAIProfile, text_of
+from .rules import OpenAIError, OpenAIProfile, invalid_value, text_of
 
 __all__ = [
     "DEEPSEEK_RESPONSES_MISSING",
+    "GEMINI_SKIP",
     "assistant_reasoning",
+    "check_gemini_calls",
     "check_replay",
     "check_switches",
+    "gemini_signature",
+    "groq_effort",
     "router_details",
     "thinking_on",
 ]
@@ -87,6 +109,14 @@ _GEMINI_MISSING = (
     "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
 )
 _GEMINI_CORRUPTED = "Corrupted thought signature."
+#: The dummy signature Gemini documents for calls it did not sign.
+GEMINI_SKIP = "skip_thought_signature_validator"
+KIND_GEMINI_OPENAI = "gemini.openai.thought"
+_GEMINI_OPENAI_SCOPE = "gemini-openai"
+_GROQ_EFFORT = "`reasoning_effort` must be one of `none` or `default`"
+# guess: Z.AI publishes no text for refusing `disabled` on GLM-5.3
+_GLM_ALWAYS_ON = "Thinking cannot be disabled for this model."
+_XAI_NO_EFFORT = "Model {name} does not support parameter reasoningEffort."
 
 #: Signing kinds of the proofs OpenRouter relays.
 KIND_CLAUDE = "openrouter.anthropic.thinking"
@@ -113,11 +143,33 @@ _THINK_RE = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
 # --- switches ------------------------------------------------------------------------------
 
 
+def groq_effort(model: OpenAIProfile, effort: Any) -> bool:
+    """Whether the model is Groq's Qwen 3, whose ``reasoning_effort`` is ``none`` or
+    ``default`` only (any other value is refused with Groq's text)."""
+    if model.family != "groq" or not model.name.lower().startswith("qwen/qwen3"):
+        return False
+    if effort not in (None, "none", "default"):
+        raise _plain_error(_GROQ_EFFORT)
+    return True
+
+
 def check_switches(model: OpenAIProfile, body: Mapping[str, Any]) -> None:
-    """Refuse the reasoning fields a host rejects: Kimi's switch rules (as documented), and
-    Mistral's strict validation of messages, which has no reasoning field (its reasoning goes
-    back as ``thinking`` chunks): 422 ``extra_forbidden`` (co-l/openfox#220,
-    OpenMinis/OpenMinis#87)."""
+    """Refuse the reasoning fields a host rejects: Kimi's switch rules (as documented),
+    GLM-5.3's refusal to stop thinking, grok-4's refusal of ``reasoning_effort``, Fireworks'
+    ``reasoning_history`` values, and Mistral's strict validation of messages, which has no
+    reasoning field (its reasoning goes back as ``thinking`` chunks): 422 ``extra_forbidden``
+    (co-l/openfox#220, OpenMinis/OpenMinis#87)."""
+    name = model.name.lower()
+    switch = as_mapping(body.get("thinking")).get("type")
+    if model.family == "zai" and name.startswith("glm-5.3") and switch == "disabled":
+        raise _plain_error(_GLM_ALWAYS_ON)
+    if model.family == "xai" and name in ("grok-4", "grok-4-0709") and "reasoning_effort" in body:
+        error = OpenAIError(400, _XAI_NO_EFFORT.format(name=model.name))
+        error.body = {"code": "invalid-argument", "error": _XAI_NO_EFFORT.format(name=model.name)}
+        raise error
+    history = body.get("reasoning_history")
+    if model.family == "fireworks" and history not in (None, "interleaved", "preserved"):
+        raise invalid_value(history, ("interleaved", "preserved"), "reasoning_history")
     if model.family == "mistral":
         for index, message in enumerate(as_list(body.get("messages"))):
             entry = as_mapping(message)
@@ -151,6 +203,10 @@ def thinking_on(model: OpenAIProfile, body: Mapping[str, Any], effort: str | Non
         return kwargs.get("enable_thinking") is not False and kwargs.get("thinking") is not False
     if family == "mistral":
         return model.name.lower().startswith("magistral") or effort not in (None, "none")
+    if family == "groq" and model.name.lower().startswith("qwen/qwen3"):
+        return effort != "none"
+    if family == "together" and model.name.lower().startswith("zai-org/glm-5.3"):
+        return True  # cannot be turned off (its quickstart)
     if family in ("router", "together"):
         reasoning = as_mapping(body.get("reasoning"))
         if reasoning.get("enabled") is False or reasoning.get("effort") == "none":
@@ -167,12 +223,13 @@ def thinking_on(model: OpenAIProfile, body: Mapping[str, Any], effort: str | Non
 # --- reading -------------------------------------------------------------------------------
 
 
-def assistant_reasoning(message: Mapping[str, Any]) -> tuple[str, str]:
+def assistant_reasoning(message: Mapping[str, Any], *, fields: bool = True) -> tuple[str, str]:
     """``(reasoning text, content text)`` of an assistant message, whatever shape the
-    reasoning came back in: a ``reasoning_content`` or ``reasoning`` field,
-    ``reasoning_details`` items, ``thinking`` content chunks, or inline ``<think>`` tags."""
+    reasoning came back in: a ``reasoning_content`` or ``reasoning`` field (unless ``fields``
+    is False: the host reads none), ``reasoning_details`` items, ``thinking`` content chunks,
+    or inline ``<think>`` tags."""
     thinking: list[str] = []
-    for key in ("reasoning_content", "reasoning"):
+    for key in ("reasoning_content", "reasoning") if fields else ():
         value = message.get(key)
         if isinstance(value, str) and value:
             thinking.append(value)
@@ -325,6 +382,41 @@ def _check_gemini(
                 _ROUTER_SCOPE, KIND_GEMINI, data, call_id
             ):
                 raise _routed(_google_error(_GEMINI_CORRUPTED), model)
+
+
+def gemini_signature(signer: Signer, call_id: str) -> str:
+    """The thought signature Gemini's OpenAI-compatible endpoint puts on a tool call."""
+    return signer.seal_b64(_GEMINI_OPENAI_SCOPE, KIND_GEMINI_OPENAI, call_id, size=96)
+
+
+def check_gemini_calls(messages: Sequence[Mapping[str, Any]], signer: Signer) -> None:
+    """Gemini 3 on its OpenAI-compatible endpoint: the first tool call of each assistant step
+    of the current turn (after the last user text) carries its thought signature in
+    ``extra_content.google.thought_signature`` (the documented dummy passes), and it verifies."""
+    start = max(
+        (
+            i
+            for i, m in enumerate(messages)
+            if m.get("role") == "user" and text_of(m.get("content"))
+        ),
+        default=-1,
+    )
+    for index in range(start + 1, len(messages)):
+        message = messages[index]
+        calls = [as_mapping(c) for c in as_list(message.get("tool_calls"))]
+        if message.get("role") != "assistant" or not calls:
+            continue
+        first = calls[0]
+        name = str(as_mapping(first.get("function")).get("name"))
+        google = as_mapping(as_mapping(first.get("extra_content")).get("google"))
+        signature = google.get("thought_signature")
+        if not isinstance(signature, str) or not signature:
+            text = _GEMINI_MISSING.format(name=name, index=_upstream_index(messages, index))
+            raise _google_error(text)
+        if signature != GEMINI_SKIP and not signer.verify_b64(
+            _GEMINI_OPENAI_SCOPE, KIND_GEMINI_OPENAI, signature, str(first.get("id") or "")
+        ):
+            raise _google_error(_GEMINI_CORRUPTED)
 
 
 # --- rendering -------------------------------------------------------------------------------

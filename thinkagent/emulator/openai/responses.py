@@ -4,8 +4,26 @@
 {"type": "response.x", ..., "sequence_number": n}``). Besides OpenAI's models it serves
 DeepSeek's Responses format (``deepseek-*``: unsigned ``reasoning_text`` items, a reasoning item
 required before each call while thinking) and xAI's (``grok-*``: items without an id, sealed for
-scope ``xai``); images and files in the input are read as ``Media``, and ``text.format``
+scope ``xai``); on ``/lmstudio/v1/responses`` LM Studio's open Responses server (unsigned
+``reasoning_text`` items, a preamble message before function calls, and function-call arguments
+streamed only in ``response.function_call_arguments.done`` and ``output_item.done``); on
+``/mantle/v1/responses`` Bedrock Mantle (OpenAI's item shapes, sealed for scope
+``bedrock-mantle``). Images and files in the input are read as ``Media``, and ``text.format``
 ``json_schema`` shapes the answer.
+
+``reasoning.context`` (``auto``, ``current_turn``, ``all_turns``) is echoed as the mode in
+effect: the gpt-5.6 family defaults to ``all_turns``, earlier models to ``current_turn``
+(openai-python ``shared_params/reasoning.py``); ``reasoning.mode`` is echoed as sent. Messages
+of gpt-5.3 and later models carry ``phase`` (``commentary`` for a preamble before function
+calls, ``final_answer``).
+
+Compaction (developers.openai.com/api/docs/guides/compaction): with ``context_management:
+[{"type": "compaction", "compact_threshold": N}]`` a request whose input reaches ``N`` tokens
+gets a ``compaction`` item (``cmp_...``) first in its output, its ``encrypted_content`` sealed
+like reasoning and carrying the conversation it stands for; ``POST /v1/responses/compact``
+returns the user messages followed by one such item. A compaction item in the input must
+verify (``invalid_encrypted_content`` otherwise, as for reasoning); everything before the latest
+one is read from it, so items before it may be left out.
 
 A reasoning model's output is a ``reasoning`` item (``rs_...``; ``summary`` parts when
 ``reasoning.summary`` is set; ``encrypted_content`` when ``include`` asks for
@@ -26,6 +44,8 @@ encrypted content must verify; a reasoning item without it must be stored; each
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -102,8 +122,14 @@ _OUTPUT_ITEM_TYPES = frozenset(
 )
 _STORE_LIMIT = 10_000
 #: The model families this wire serves: OpenAI's (and Azure's), DeepSeek's Responses format
-#: (unsigned ``reasoning_text`` items) and xAI's (sealed items without an id).
-_FAMILIES = frozenset({"openai", "deepseek", "xai"})
+#: (unsigned ``reasoning_text`` items), xAI's (sealed items without an id), LM Studio's
+#: (unsigned ``reasoning_text`` items, no argument deltas) and Bedrock Mantle's.
+_FAMILIES = frozenset({"openai", "deepseek", "xai", "lmstudio", "mantle"})
+_CONTEXTS = ("auto", "current_turn", "all_turns")
+#: guess: the tokens a compaction item renders as (its size is not published; it is meant to
+#: carry the conversation "using fewer tokens")
+_SUMMARY_TOKENS = 64
+_GPT_VERSION_RE = re.compile(r"^(?:ft:)?gpt-(\d+)(?:\.(\d+))?", re.IGNORECASE)
 
 
 # --- encrypted reasoning -----------------------------------------------------------------
@@ -179,6 +205,11 @@ class _ResponsesRequest:
     tools: list[dict[str, Any]]
     items: list[Mapping[str, Any]]
     texts: Mapping[int, str]  # the reasoning items' texts, by item index
+    compacted: Mapping[int, tuple[Turn, ...]]  # what each compaction item stands for
+    context: str | None  # the reasoning.context in effect (None: the model does not reason)
+    mode: Any
+    compact_threshold: int | None
+    rendered_tokens: int  # the input as the model reads it: a compaction item as its summary
 
 
 def _input_error(message: str, status: int = 400) -> OpenAIError:
@@ -292,7 +323,7 @@ def _reasoning_texts(
     for index, item in enumerate(items):
         if item.get("type") != "reasoning":
             continue
-        if model.family == "deepseek":
+        if model.family in ("deepseek", "lmstudio"):
             texts[index] = text_of(item.get("content"))
             continue
         item_id = str(item.get("id") or "")
@@ -307,14 +338,7 @@ def _reasoning_texts(
         if isinstance(token, str) and token:
             opened = open_reasoning(signer, scope, token)
             if opened is None or opened[0] != item_id:
-                # https://github.com/openai/codex/issues/35334 (message) and
-                # https://github.com/Wei-Shaw/sub2api/issues/2863 (code and body)
-                raise OpenAIError(
-                    400,
-                    f"The encrypted content for item {item_id} could not be verified. "
-                    "Reason: Encrypted content could not be decrypted or parsed.",
-                    code="invalid_encrypted_content",
-                )
+                raise _unverified(item_id)
             texts[index] = opened[1]
             continue
         text = store.get(scope, item_id)
@@ -331,6 +355,72 @@ def _reasoning_texts(
     return texts
 
 
+def _unverified(item_id: str) -> OpenAIError:
+    """The refusal of an ``encrypted_content`` that does not verify (a reasoning or a
+    compaction item)."""
+    # https://github.com/openai/codex/issues/35334 (message, also for `cmp_` items) and
+    # https://github.com/Wei-Shaw/sub2api/issues/2863 (code and body)
+    return OpenAIError(
+        400,
+        f"The encrypted content for item {item_id} could not be verified. "
+        "Reason: Encrypted content could not be decrypted or parsed.",
+        code="invalid_encrypted_content",
+    )
+
+
+def _compacted(
+    items: Sequence[Mapping[str, Any]], scope: str, signer: Signer
+) -> dict[int, tuple[Turn, ...]]:
+    """The conversation each compaction item of ``input`` stands for, by item index; one that
+    does not verify on this scope is refused."""
+    out: dict[int, tuple[Turn, ...]] = {}
+    for index, item in enumerate(items):
+        if item.get("type") != "compaction":
+            continue
+        item_id = str(item.get("id") or "")
+        token = item.get("encrypted_content")
+        opened = open_reasoning(signer, scope, token) if isinstance(token, str) else None
+        turns = _load_turns(opened[1]) if opened is not None else None
+        if opened is None or turns is None or (item_id and opened[0] != item_id):
+            raise _unverified(item_id)
+        out[index] = turns
+    return out
+
+
+def _dump_turns(turns: Sequence[Turn]) -> str:
+    """A conversation's turns as the text a compaction item carries (media left out)."""
+    return json.dumps(
+        [
+            {
+                "role": t.role,
+                "text": t.text,
+                "thinking": t.thinking,
+                "calls": [[c.id, c.name, dict(c.arguments)] for c in t.calls],
+                "results": [[r.call_id, r.content, r.is_error] for r in t.results],
+            }
+            for t in turns
+        ]
+    )
+
+
+def _load_turns(text: str) -> tuple[Turn, ...] | None:
+    """The turns a compaction item carries (None: not a compaction item's text)."""
+    try:
+        raw = json.loads(text)
+        return tuple(
+            Turn(
+                t["role"],
+                text=t["text"],
+                thinking=t["thinking"],
+                calls=tuple(Call(c[0], c[1], c[2]) for c in t["calls"]),
+                results=tuple(CallResult(r[0], r[1], r[2]) for r in t["results"]),
+            )
+            for t in raw
+        )
+    except (ValueError, TypeError, KeyError, IndexError):
+        return None
+
+
 def _check_deepseek(items: Sequence[Mapping[str, Any]]) -> None:
     """DeepSeek in thinking mode: every function call (or run of parallel calls) comes right
     after its reasoning item."""
@@ -344,8 +434,12 @@ def _check_deepseek(items: Sequence[Mapping[str, Any]]) -> None:
             raise OpenAIError(400, DEEPSEEK_RESPONSES_MISSING, code="invalid_request_error")
 
 
-def _check_calls(items: Sequence[Mapping[str, Any]]) -> None:
-    called: set[str] = set()
+def _check_calls(
+    items: Sequence[Mapping[str, Any]], compacted: Mapping[int, tuple[Turn, ...]]
+) -> None:
+    """Each ``function_call_output`` answers an earlier call (one a compaction item stands for
+    counts), and each call has its output."""
+    called = {c.id for turns in compacted.values() for t in turns for c in t.calls}
     answered: set[str] = set()
     for item in items:
         kind = item.get("type")
@@ -382,7 +476,10 @@ def _conversation(
     texts: Mapping[int, str],
     instructions: str,
     tools: tuple[ToolSpec, ...],
+    compacted: Mapping[int, tuple[Turn, ...]],
 ) -> Conversation:
+    """The neutral conversation of ``input``: a compaction item stands for everything before
+    it (what it carries replaces the items before it)."""
     system = [instructions] if instructions else []
     turns: list[Turn] = []
 
@@ -412,6 +509,8 @@ def _conversation(
                 turns.append(Turn("user", text=content, media=media))
         elif kind == "reasoning":
             turns.append(Turn("assistant", thinking=texts.get(index, "")))
+        elif kind == "compaction":
+            turns = list(compacted.get(index, ()))
         elif kind == "function_call":
             call = Call(
                 str(item.get("call_id")),
@@ -458,7 +557,7 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
     )
     if model is None or model.family not in _FAMILIES:
         raise model_not_found(raw_model)
-    scope = "azure" if is_azure(request) else "xai" if model.family == "xai" else "openai"
+    scope = _scope(request, model)
     previous = body.get("previous_response_id")
     if previous is not None:
         raise OpenAIError(
@@ -471,17 +570,32 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
     summary = reasoning.get("summary", reasoning.get("generate_summary"))
     if summary is not None and summary not in _SUMMARY_MODES:
         raise invalid_value(summary, ("concise", "detailed", "auto"), "reasoning.summary")
+    context = _context(model, reasoning.get("context")) if effort is not None else None
+    mode = reasoning.get("mode")
+    if mode is not None and not isinstance(mode, str):
+        raise OpenAIError(
+            400,
+            "Invalid type for 'reasoning.mode': expected a string.",
+            param="reasoning.mode",
+            code="invalid_type",
+        )
+    threshold = _compact_threshold(body.get("context_management"))
     specs, echoed_tools = _tools(body.get("tools"))
     choice, tool_name = tool_choice(body.get("tool_choice"), nested=False)
     stored = body.get("store") is not False
     items = _items(body.get("input"))
     texts = _reasoning_texts(items, scope, signer, store, stored, model)
-    _check_calls(items)
+    compacted = _compacted(items, scope, signer)
+    _check_calls(items, compacted)
     if model.family == "deepseek" and brain_effort(effort)[0]:
         _check_deepseek(items)
     instructions = body.get("instructions")
     instructions = instructions if isinstance(instructions, str) else None
-    conversation = _conversation(items, texts, instructions or "", specs)
+    conversation = _conversation(items, texts, instructions or "", specs, compacted)
+    rendered = conversation
+    if compacted:  # what follows the latest compaction item, and that item as a summary
+        summaries = dict.fromkeys(compacted, ())
+        rendered = _conversation(items, texts, instructions or "", specs, summaries)
     thinking, level = brain_effort(effort)
     max_output = body.get("max_output_tokens")
     max_output = max_output if isinstance(max_output, int) else None
@@ -513,7 +627,74 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
         tools=echoed_tools,
         items=items,
         texts=texts,
+        compacted=compacted,
+        context=context,
+        mode=mode,
+        compact_threshold=threshold,
+        rendered_tokens=sum(prefix_tokens(rendered)) + (_SUMMARY_TOKENS if compacted else 0),
     )
+
+
+def _scope(request: WireRequest, model: OpenAIProfile) -> str:
+    """Whose proofs a request's items carry: Azure's, xAI's, Bedrock Mantle's, or OpenAI's."""
+    if is_azure(request):
+        return "azure"
+    if model.family == "mantle":
+        return "bedrock-mantle"
+    return "xai" if model.family == "xai" else "openai"
+
+
+def _gpt_version(name: str) -> tuple[int, int] | None:
+    found = _GPT_VERSION_RE.match(name)
+    return (int(found.group(1)), int(found.group(2) or 0)) if found is not None else None
+
+
+def _context(model: OpenAIProfile, asked: Any) -> str:
+    """The ``reasoning.context`` in effect: the one asked for on the gpt-5.6 family and later
+    (their default ``all_turns``), ``current_turn`` on earlier models."""
+    if asked is not None and asked not in _CONTEXTS:
+        raise invalid_value(asked, _CONTEXTS, "reasoning.context")
+    version = _gpt_version(model.name)
+    if version is None or version < (5, 6):
+        # guess: what an earlier model does with an explicit `all_turns` is not published
+        # (the parameter is documented for gpt-5.6 and newer): it keeps its own mode.
+        return "current_turn"
+    return "all_turns" if asked in (None, "auto") else str(asked)
+
+
+def _compact_threshold(raw: Any) -> int | None:
+    """The ``compact_threshold`` of a ``context_management`` list (None: no compaction)."""
+    if raw is None:
+        return None
+    entries = list_or_none(raw)
+    if entries is None:
+        raise OpenAIError(
+            400,
+            "Invalid type for 'context_management': expected an array of objects.",
+            param="context_management",
+            code="invalid_type",
+        )
+    threshold: int | None = None
+    for index, raw_entry in enumerate(entries):
+        entry = as_mapping(raw_entry)
+        if entry.get("type") != "compaction":
+            # "Currently only 'compaction' is supported." (openai-python response_create_params)
+            raise invalid_value(
+                entry.get("type"), ("compaction",), f"context_management[{index}].type"
+            )
+        value = entry.get("compact_threshold")
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 1
+        ):
+            raise OpenAIError(
+                400,
+                f"Invalid 'context_management[{index}].compact_threshold': expected a positive "
+                "integer.",
+                param=f"context_management[{index}].compact_threshold",
+                code="invalid_value",
+            )
+        threshold = value if isinstance(value, int) else threshold
+    return threshold
 
 
 # --- rendering -----------------------------------------------------------------------------
@@ -551,6 +732,9 @@ class OpenAIResponsesAPI(OpenAIWire):
             WireRoute("/openai/responses", self.responses),
             WireRoute("/openai/v1/responses", self.responses),
             WireRoute("/{dialect}/v1/responses", self.responses),
+            WireRoute("/v1/responses/compact", self.compact),
+            WireRoute("/openai/v1/responses/compact", self.compact),
+            WireRoute("/{dialect}/v1/responses/compact", self.compact),
         )
 
     def stream_error(self, request: WireRequest, error: WireError, *, index: int) -> bytes:
@@ -594,6 +778,7 @@ class OpenAIResponsesAPI(OpenAIWire):
                         parsed.texts,
                         parsed.instructions or "",
                         parsed.conversation.tools,
+                        parsed.compacted,
                     )
                 )
             ),
@@ -601,6 +786,10 @@ class OpenAIResponsesAPI(OpenAIWire):
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest() + "\x1f" + parsed.model_name + "\x1f" + scope
         output = self._output(parsed, reply, seed, scope)
+        threshold = parsed.compact_threshold
+        if threshold is not None and parsed.rendered_tokens >= threshold:
+            # the input crossed the threshold: compacted before the answer, first in the output
+            output.insert(0, self._compaction(parsed.conversation.turns, seed, scope))
         usage = reply.usage
         assert usage is not None
         complete = reply.stop != "max_tokens"
@@ -623,7 +812,9 @@ class OpenAIResponsesAPI(OpenAIWire):
             "prompt_cache_key": body.get("prompt_cache_key"),
             "prompt_cache_retention": body.get("prompt_cache_retention"),
             "reasoning": {
+                "context": parsed.context,
                 "effort": parsed.effort if parsed.model.reasons else None,
+                "mode": parsed.mode,
                 "summary": parsed.summary,
             },
             "safety_identifier": None,
@@ -647,8 +838,49 @@ class OpenAIResponsesAPI(OpenAIWire):
         }
         headers = {"x-request-id": hex_id("req_", str(request.seq), seed, length=32)}
         if parsed.stream:
-            return self._stream(response, headers)
+            return self._stream(response, headers, lmstudio=parsed.model.family == "lmstudio")
         return JsonReply(response, 200, headers)
+
+    def compact(self, request: WireRequest) -> JsonReply:
+        """``POST /v1/responses/compact``: the input's user messages, then one compaction item
+        carrying the whole conversation (openai-python ``CompactedResponse``: "a list of all
+        user messages, followed by a single compaction item")."""
+        parsed = _parse(request, self.state.signer, self._store)
+        seed = parsed.conversation.digest() + "\x1f" + parsed.model_name + "\x1f" + "compact"
+        output: list[dict[str, Any]] = [
+            {
+                "id": hex_id("msg_", seed, "user", str(index)),
+                "type": "message",
+                "role": "user",
+                "status": "completed",
+                "content": [{"type": "input_text", "text": turn.text}],
+            }
+            for index, turn in enumerate(parsed.conversation.turns)
+            if turn.role == "user" and turn.text
+        ]
+        output.append(self._compaction(parsed.conversation.turns, seed, parsed.scope))
+        tokens = sum(prefix_tokens(parsed.conversation))
+        answer = {
+            "id": hex_id("resp_", seed, "compaction"),
+            "object": "response.compaction",
+            "created_at": int(time.time()),
+            "output": output,
+            "usage": {
+                "input_tokens": tokens,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 64,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": tokens + 64,
+            },
+        }
+        headers = {"x-request-id": hex_id("req_", str(request.seq), seed, length=32)}
+        return JsonReply(answer, 200, headers)
+
+    def _compaction(self, turns: Sequence[Turn], seed: str, scope: str) -> dict[str, Any]:
+        """A compaction item carrying ``turns``, sealed for ``scope``."""
+        item_id = hex_id("cmp_", seed, "compaction")
+        token = seal_reasoning(self.state.signer, scope, item_id, _dump_turns(turns))
+        return {"id": item_id, "type": "compaction", "encrypted_content": token}
 
     def _output(
         self, parsed: _ResponsesRequest, reply: Reply, seed: str, scope: str
@@ -657,6 +889,12 @@ class OpenAIResponsesAPI(OpenAIWire):
         if reply.thinking is not None and parsed.model.reasons:
             output.append(self._reasoning_item(parsed, reply, seed, scope))
         complete = reply.stop != "max_tokens"
+        version = _gpt_version(parsed.model_name)
+        phased = parsed.model.family == "openai" and version is not None and version >= (5, 3)
+        preamble = parsed.model.family == "lmstudio" or phased
+        if reply.tool_calls and reply.text and preamble:
+            # a preamble before the calls (LM Studio's models; `commentary` on gpt-5.3 and later)
+            output.append(self._message(reply.text, seed, "preamble", phased and "commentary"))
         if reply.tool_calls:
             for index, call in enumerate(reply.tool_calls):
                 output.append(
@@ -670,23 +908,24 @@ class OpenAIResponsesAPI(OpenAIWire):
                     }
                 )
         else:
-            output.append(
-                {
-                    "content": [
-                        {
-                            "annotations": [],
-                            "logprobs": [],
-                            "text": reply.text,
-                            "type": "output_text",
-                        }
-                    ],
-                    "id": hex_id("msg_", seed, "message"),
-                    "role": "assistant",
-                    "status": "completed" if complete else "incomplete",
-                    "type": "message",
-                }
-            )
+            message = self._message(reply.text, seed, "message", phased and "final_answer")
+            message["status"] = "completed" if complete else "incomplete"
+            output.append(message)
         return output
+
+    @staticmethod
+    def _message(text: str, seed: str, name: str, phase: str | bool) -> dict[str, Any]:
+        """An assistant message item (with its ``phase`` where the model sets one)."""
+        message: dict[str, Any] = {
+            "content": [{"annotations": [], "logprobs": [], "text": text, "type": "output_text"}],
+            "id": hex_id("msg_", seed, name),
+            "role": "assistant",
+            "status": "completed",
+            "type": "message",
+        }
+        if isinstance(phase, str):
+            message["phase"] = phase
+        return message
 
     def _reasoning_item(
         self, parsed: _ResponsesRequest, reply: Reply, seed: str, scope: str
@@ -704,15 +943,27 @@ class OpenAIResponsesAPI(OpenAIWire):
             item["content"] = [{"type": "reasoning_text", "text": thinking}]
             item["encrypted_content"] = None
             return item
+        if family == "lmstudio":  # no encrypted_content at all (its fixtures)
+            return {
+                "id": item_id,
+                "type": "reasoning",
+                "status": "completed",
+                "summary": [],
+                "content": [{"type": "reasoning_text", "text": thinking}],
+            }
         if parsed.summary is not None and not reply.redacted:
             item["summary"] = [{"type": "summary_text", "text": _summary_text(reply, thinking)}]
         if parsed.include_encrypted or family == "xai":
             item["encrypted_content"] = seal_reasoning(self.state.signer, scope, item_id, thinking)
-        if parsed.store and family == "openai":
+        if parsed.store and family in ("openai", "mantle"):
             self._store.put(scope, item_id, thinking)
         return item
 
-    def _stream(self, response: Mapping[str, Any], headers: Mapping[str, str]) -> StreamReply:
+    def _stream(
+        self, response: Mapping[str, Any], headers: Mapping[str, str], *, lmstudio: bool = False
+    ) -> StreamReply:
+        """The typed events of a response; LM Studio's server sends a function call's
+        arguments only in ``response.function_call_arguments.done`` and ``output_item.done``."""
         events: list[bytes] = []
         cut_at: int | None = None
 
@@ -764,20 +1015,31 @@ class OpenAIResponsesAPI(OpenAIWire):
                 if cut_at is None:
                     cut_at = len(events)  # before the item (and its encrypted content) is done
                 emit("response.output_item.done", item=item, output_index=index)
+            elif kind == "compaction":
+                emit(
+                    "response.output_item.added",
+                    item={"id": item["id"], "type": "compaction"},
+                    output_index=index,
+                )
+                emit("response.compaction.compacting", **at)
+                emit("response.output_item.done", item=item, output_index=index)
             elif kind == "function_call":
                 emit(
                     "response.output_item.added",
                     item={**item, "arguments": "", "status": "in_progress"},
                     output_index=index,
                 )
-                for piece in split_json(item["arguments"]):
-                    emit("response.function_call_arguments.delta", **at, delta=piece)
-                emit(
-                    "response.function_call_arguments.done",
-                    **at,
-                    name=item["name"],
-                    arguments=item["arguments"],
-                )
+                if lmstudio:
+                    emit("response.function_call_arguments.done", **at, arguments=item["arguments"])
+                else:
+                    for piece in split_json(item["arguments"]):
+                        emit("response.function_call_arguments.delta", **at, delta=piece)
+                    emit(
+                        "response.function_call_arguments.done",
+                        **at,
+                        name=item["name"],
+                        arguments=item["arguments"],
+                    )
                 emit("response.output_item.done", item=item, output_index=index)
             else:
                 emit(

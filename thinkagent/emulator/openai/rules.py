@@ -273,7 +273,12 @@ KNOBS: Mapping[str, tuple[str, ReasoningDialect]] = {
     "groq": ("groq", "reasoning"),
     "cerebras": ("cerebras", "reasoning"),
     "together": ("together", "reasoning"),
+    "fireworks": ("fireworks", "reasoning_content"),
     "ollama": ("ollama", "reasoning"),
+    # LM Studio's open Responses server (vercel/ai packages/open-responses fixtures) and
+    # Bedrock Mantle (docs.aws.amazon.com/bedrock/latest/userguide/bedrock-mantle.html)
+    "lmstudio": ("lmstudio", "reasoning"),
+    "mantle": ("mantle", "reasoning"),
 }
 
 
@@ -290,7 +295,11 @@ def openai_profile(
             return None
         family, dialect = found
         vendor = lower.split("/", 1)[0] if family == "router" and "/" in lower else None
-        return OpenAIProfile(name, family, dialect, vendor=vendor)
+        if family == "together" and lower.startswith("zai-org/glm-5.3"):
+            dialect = "reasoning_content"  # GLM-5.3 on Together (its quickstart)
+        return OpenAIProfile(
+            name, family, dialect, vendor=vendor, efforts=_host_efforts(family, lower)
+        )
     if not lower.startswith("ft:") and "/" in name:
         return OpenAIProfile(name, "router", "reasoning_details", vendor=lower.split("/", 1)[0])
     if not lower.startswith("ft:") and _OLLAMA_TAG_RE.match(name):
@@ -317,18 +326,36 @@ def openai_profile(
     if lower.startswith(("kimi-", "moonshot-")):
         return OpenAIProfile(name, "kimi", "reasoning_content")
     if lower.startswith("glm-"):
-        return OpenAIProfile(name, "zai", "reasoning_content")
+        efforts = ("low", "high", "max") if lower.startswith(("glm-5.2", "glm-5.3")) else None
+        return OpenAIProfile(name, "zai", "reasoning_content", efforts=efforts)
+    if lower.startswith("zai-glm-"):  # Cerebras's name for GLM
+        return OpenAIProfile(name, "cerebras", "reasoning")
     if lower.startswith("magistral-"):
         return OpenAIProfile(name, "mistral", "content_chunks")
     if lower.startswith(("mistral-", "devstral-", "ministral-")):
         # adjustable reasoning: off unless reasoning_effort asks for it
         return OpenAIProfile(name, "mistral", "content_chunks", default_effort="none")
     if lower.startswith("grok-"):
-        return OpenAIProfile(name, "xai", "reasoning_content")
+        return OpenAIProfile(name, "xai", "reasoning_content", efforts=_host_efforts("xai", lower))
     if lower.startswith("minimax-"):
         return OpenAIProfile(name, "minimax", "think_tags")
     if azure:
         return OpenAIProfile(name, "openai", "hidden")
+    return None
+
+
+def _host_efforts(family: str, lower: str) -> tuple[str, ...] | None:
+    """The ``reasoning_effort`` values a compatible host's model takes, where its docs give a
+    table (None: any valid value): xAI (docs.x.ai; grok-4.3 none to high, grok-4.5 low to high,
+    grok-3-mini low or high), Groq (gpt-oss low to high; Qwen 3 is checked on its own)."""
+    if family == "xai":
+        if lower.startswith("grok-4.5"):
+            return ("low", "medium", "high")
+        if lower.startswith("grok-3-mini"):
+            return ("low", "high")
+        return ("none", "low", "medium", "high")
+    if family == "groq" and "gpt-oss" in lower:
+        return ("low", "medium", "high")
     return None
 
 

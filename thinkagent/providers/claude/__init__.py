@@ -18,6 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..._extras import needs
+from ._refusals import ClaudeRefusal
 from ._rules import (
     CLAUDE_PLATFORMS,
     MIN_BUDGET_TOKENS,
@@ -26,6 +27,7 @@ from ._rules import (
     PrefixMismatchBehavior,
     ThinkingDisplay,
     ThinkingType,
+    thinking_signers,
 )
 
 if TYPE_CHECKING:
@@ -37,11 +39,13 @@ __all__ = [
     "MIN_BUDGET_TOKENS",
     "AnthropicModel",
     "BedrockModel",
+    "ClaudeRefusal",
     "ClaudeThinking",
     "Effort",
     "PrefixMismatchBehavior",
     "ThinkingDisplay",
     "ThinkingType",
+    "thinking_signers",
 ]
 
 _MODELS = {"AnthropicModel": ("anthropic", ".anthropic"), "BedrockModel": ("bedrock", ".bedrock")}

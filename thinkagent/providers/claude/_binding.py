@@ -7,6 +7,9 @@ is not part of the prefix). A block whose prefix changed is refused with a 400 (
 bound to a different conversation") or, with `drop_block`, dropped
 (platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks).
 
+A mid-conversation system message is part of the prefix of the blocks after it, like any
+message: appended, it leaves the earlier blocks' prefix as it was.
+
 `PrefixChain` computes the same kind of digest on thinkagent's side, from what a request sends:
 the adapter records each new block's digest with the message (`provider_details`, key
 `prefix_digests`) and, before a later request, recomputes it for every kept block. A different
@@ -29,6 +32,7 @@ from ...messages import (
     Image,
     OpaqueBlock,
     Part,
+    SystemNote,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -77,7 +81,11 @@ class PrefixChain:
 
     def add(self, role: str, part: Part) -> None:
         """A part that is sent, and is not thinking."""
+        if isinstance(part, OpaqueBlock) and part.type == "fallback":
+            return  # not rendered into the prompt: not part of it
         if isinstance(part, OpaqueBlock) and part.type == "compaction":
+            if part.data.get("content") is None:
+                return  # a failed compaction: a no-op for the service
             # The service checks the prefix from the latest compaction block on.
             self._hash = self._start.copy()
             self._hash.update(_canonical(["compaction", part.data]))
@@ -120,4 +128,6 @@ def _item(part: Part) -> list[Any]:
         return _media(part)
     if isinstance(part, OpaqueBlock):
         return ["opaque", part.data]
+    if isinstance(part, SystemNote):
+        return ["system", part.text, part.clear_at, part.add_tools, part.remove_tools]
     raise TypeError(f"a thinking block is not part of the prefix: {part!r}")

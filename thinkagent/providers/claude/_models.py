@@ -143,6 +143,17 @@ class ClaudeInfo:
         return self.family in ("opus", "sonnet", "haiku") and self.version >= (5, 5)
 
     @property
+    def takes_system_messages(self) -> bool:
+        """Whether the model takes mid-conversation system messages (`role: "system"` inside
+        `messages`): Opus 4.8 and newer, Sonnet and Haiku 5.5, Fable and Mythos 5 and newer;
+        older models (and Sonnet 5) answer "role 'system' is not supported on this model"."""
+        if self.family in ("fable", "mythos"):
+            return self.version >= (5, 0)
+        if self.family == "opus":
+            return self.version >= (4, 8)
+        return self.family in ("sonnet", "haiku") and self.version >= (5, 5)
+
+    @property
     def caches_on_bedrock(self) -> bool:
         """Whether Bedrock caches prompts for this model: Claude 3.5 Haiku, 3.7 Sonnet and
         newer (docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html); a request

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, NoReturn, get_args
+from typing import Any, Literal, NoReturn, cast, get_args
 
 from pydantic import JsonValue
 
@@ -22,8 +22,10 @@ from ...messages import (
     FinishReason,
     Image,
     Message,
+    OpaqueBlock,
     Part,
     ProviderDetails,
+    SystemNote,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -48,12 +50,16 @@ from ..base import (
 )
 from ._binding import DIGESTS, PrefixChain
 from ._models import ClaudeInfo, ThinkingKind, claude_info
+from ._notes import BASE, base_details, kept_base, note_for, recorded_base
 
 __all__ = [
     "BINDING_BETA",
     "CLAUDE_PLATFORMS",
+    "CLEAR_AT_BETA",
     "MIN_BUDGET_TOKENS",
+    "NO_NOTES_PLATFORMS",
     "OPENING",
+    "TOOL_CHANGES_BETA",
     "ClaudeModel",
     "ClaudeThinking",
     "Effort",
@@ -67,6 +73,7 @@ __all__ = [
     "check_max_tokens",
     "finish_reason",
     "raise_mapped",
+    "thinking_signers",
     "thinks_by_default",
     "token_usage",
     "transformations_warning",
@@ -83,6 +90,10 @@ MIN_BUDGET_TOKENS = 1024
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
 """The beta that lets a request set `thinking.block_binding`."""
 _DISPLAY_UPDATES_BETA = "thinking-display-updates-2026-08-18"
+TOOL_CHANGES_BETA = "mid-conversation-tool-changes-2026-07-01"
+"""The beta of `tool_addition` / `tool_removal` by reference in a system message."""
+CLEAR_AT_BETA = "mid-conversation-system-clear-at-2026-08-21"
+"""The beta of a system message's `clear_at`."""
 _INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
 
 CLAUDE_PLATFORMS = frozenset(
@@ -92,6 +103,11 @@ CLAUDE_PLATFORMS = frozenset(
 AWS, Google Cloud, Microsoft Foundry), whose thinking signatures Anthropic documents as
 compatible across them (gated by model readability, prefix and account): a Claude conversation
 may move between them and keep its thinking. Any other endpoint is a scope of its own."""
+
+NO_NOTES_PLATFORMS = frozenset({"anthropic-foundry"})
+"""Claude's platforms without mid-conversation system messages (Microsoft Foundry). The Claude
+API, Claude Platform on AWS, Amazon Bedrock and Google Cloud take them, on the models that
+do, as does any other endpoint serving a Claude model by its name (a gateway, the emulator)."""
 
 OPENING = "Please go ahead."
 """The user turn sent first when a conversation opens with the model's message (a run started
@@ -112,6 +128,12 @@ with: `drop_block` must be sent on every later request of the conversation (the 
 remember it between requests)."""
 
 _TRANSFORMATIONS = "input_transformations"
+
+_FALLBACK_BLOCKS = "fallback_blocks"
+"""The `provider_details` key of the positions of a response's `fallback` blocks: each goes
+back exactly there (the service validates the thinking on each side of it as one model's)."""
+
+_STOP_DETAILS = "stop_details"
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,8 +439,9 @@ _FINISH: Mapping[str, FinishReason] = {
     "stop_sequence": "stop",
     "tool_use": "tool_call",
     "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "content_filter",
+    "model_context_window_exceeded": "model_context_window_exceeded",
+    "refusal": "refusal",
+    "pause_turn": "pause_turn",
     # Bedrock stopReason (the ones Anthropic does not share)
     "guardrail_intervened": "content_filter",
     "content_filtered": "content_filter",
@@ -428,7 +451,7 @@ _FINISH: Mapping[str, FinishReason] = {
 
 
 def finish_reason(raw: str | None) -> FinishReason | None:
-    """The normalised finish reason (None for `pause_turn` and values it does not know)."""
+    """The normalised finish reason (None for values it does not know)."""
     if raw is None:
         return None
     return _FINISH.get(raw)
@@ -479,8 +502,11 @@ def transformations_warning(
     )
 
 
-Turn = tuple[Literal["user", "assistant"], list[Part]]
-"""One message to send: its role and the parts that go on the wire, in order."""
+Role = Literal["user", "assistant", "system"]
+
+Turn = tuple[Role, list[Part]]
+"""One message to send: its role and the parts that go on the wire, in order (a `system`
+turn holds the `SystemNote`s sent as one mid-conversation system message)."""
 
 
 def _proven(block: ThinkingBlock) -> bool:
@@ -494,9 +520,12 @@ def _as_text(block: ThinkingBlock) -> TextPart:
 
 
 def _sendable(part: Part) -> bool:
-    """Whether a part that is not thinking goes on the wire (Claude refuses blank text: "text
-    content blocks must contain non-whitespace text")."""
-    return not isinstance(part, TextPart) or bool(part.text.strip())
+    """Whether a part that is not thinking goes on the wire in its message (Claude refuses
+    blank text: "text content blocks must contain non-whitespace text"; a system note goes in
+    a system message of its own)."""
+    if isinstance(part, TextPart):
+        return bool(part.text.strip())
+    return not isinstance(part, SystemNote)
 
 
 @dataclass(slots=True)
@@ -512,7 +541,7 @@ class _Origin:
 class _Entry:
     """One turn being built: its parts, and for each thinking part its origin."""
 
-    role: Literal["user", "assistant"]
+    role: Role
     parts: list[Part]
     origins: list[_Origin | None] | None  # None: not tracked (no prefix check)
     source: int  # the index in the history of its first message
@@ -558,7 +587,11 @@ class Prepared:
     the thinking and effort (after the thinking knob), the beta flags, the turns under the
     replay policy, the prefix chain that continues into the response (None when the model does
     not bind thinking to its prefix), the prefix mismatch behaviour in force, and the warnings
-    to report with the response, and the cache breakpoints (None: prompt caching off)."""
+    to report with the response, and the cache breakpoints (None: prompt caching off).
+    `system` and `tools` are what goes as the top-level system and tools (the conversation's
+    base, kept while system notes account for the request's own; `deferred` names the tools
+    that go hidden until a note adds them), and `record` the base the response records (the
+    request's own system and tools, when it sent them)."""
 
     settings: ModelSettings
     max_tokens: int
@@ -570,6 +603,10 @@ class Prepared:
     binding: PrefixMismatchBehavior | None
     warnings: list[WarningEvent] = field(default_factory=list[WarningEvent])
     cache: PromptCache | None = None
+    system: str | None = None
+    tools: tuple[ToolDefinition, ...] = ()
+    deferred: frozenset[str] = frozenset()
+    record: ProviderDetails | None = None
 
 
 class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
@@ -615,6 +652,14 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         """Whether requests get cache breakpoints (unless `prompt_cache=False`)."""
         self._binds = info is not None and info.binds_prefix
         """Whether the model binds thinking to its prefix (preserved thinking)."""
+        self._takes_notes = (
+            info is not None and info.takes_system_messages and scope not in NO_NOTES_PLATFORMS
+        )
+        """Whether the model and platform take mid-conversation system messages."""
+        self._deferred_tools = True
+        """Whether the wire can declare a tool hidden until a note adds it (`defer_loading`)."""
+        self._turn_scoped_notes = True
+        """Whether the wire can send a note's `clear_at`."""
 
     @property
     def effort(self) -> Effort | None:
@@ -625,6 +670,30 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
     def max_tokens(self) -> int:
         """The default output limit (a request's `max_tokens` setting overrides it)."""
         return self._max_tokens
+
+    @property
+    def takes_system_notes(self) -> bool:
+        """Whether this model, on this platform, takes mid-conversation system messages (the
+        `SystemNote`s of a history go as such; elsewhere their text goes as the user's)."""
+        return self._takes_notes
+
+    def system_note_for(
+        self,
+        messages: Sequence[Message],
+        instructions: str | None,
+        tools: Sequence[ToolDefinition],
+    ) -> SystemNote | None:
+        """The note to append to `messages` so that a run with these `instructions` and `tools`
+        keeps the system and tools the conversation's thinking was produced under, or None
+        when nothing changed, or the model (or platform) has no mid-conversation system
+        messages or no thinking bound to them. The agent appends it at the end of the run's
+        user turn (`Agent` asks every model that has this method)."""
+        if not (self._takes_notes and self._binds):
+            return None
+        base = recorded_base(messages, {self.scope, *self._compatible})
+        if base is None:
+            return None
+        return note_for(base, messages, instructions, tools, new_tools=self._deferred_tools)
 
     def _prepare(self, request: ModelRequest, tools: Sequence[ToolDefinition]) -> Prepared:
         """Everything one request sends but its wire shapes: `tools` are the tool declarations
@@ -647,7 +716,12 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             model=self.model_name,
         )
         thinking, binding = self._binding(thinking, request.messages)
-        chain = PrefixChain(request.instructions, tools) if self._binds else None
+        system, sent, deferred, record = self._base(request, tools)
+        chain = (
+            PrefixChain(system, [t for t in sent if t.name not in deferred])
+            if self._binds
+            else None
+        )
         turns = self._replay(
             request.messages,
             chain=chain,
@@ -657,12 +731,18 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             warnings=warnings,
         )
         cache = check_prompt_cache(settings["prompt_cache"]) if "prompt_cache" in settings else True
+        betas = list(thinking.betas) if thinking is not None else []
+        notes = [p for role, parts in turns if role == "system" for p in parts]
+        if any(isinstance(n, SystemNote) and (n.add_tools or n.remove_tools) for n in notes):
+            betas.append(TOOL_CHANGES_BETA)
+        if any(isinstance(n, SystemNote) and n.clear_at is not None for n in notes):
+            betas.append(CLEAR_AT_BETA)
         return Prepared(
             settings=settings,
             max_tokens=max_tokens,
             thinking=thinking,
             effort=effort,
-            betas=thinking.betas if thinking is not None else (),
+            betas=tuple(betas),
             turns=turns,
             chain=chain,
             binding=binding,
@@ -672,7 +752,27 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
                 if cache is not False and self._caches
                 else None
             ),
+            system=system,
+            tools=sent,
+            deferred=deferred,
+            record=record,
         )
+
+    def _base(
+        self, request: ModelRequest, tools: Sequence[ToolDefinition]
+    ) -> tuple[str | None, tuple[ToolDefinition, ...], frozenset[str], ProviderDetails | None]:
+        """The system and tools a request sends, the names of those that go deferred, and the
+        base its response records: the conversation's base while the history's notes account
+        for the request's instructions and tools (`_notes`), else the request's own, recorded
+        as the new base on the models that bind thinking and take notes."""
+        own = (request.instructions, tuple(tools), frozenset[str](), None)
+        if not (self._takes_notes and self._binds):
+            return own
+        base = recorded_base(request.messages, {self.scope, *self._compatible})
+        kept = kept_base(base, request.messages, request.instructions, tools) if base else None
+        if kept is not None and (self._deferred_tools or not kept[2]):
+            return (*kept, None)
+        return (*own[:3], base_details(request.instructions, tools))
 
     def _thinking_knob(
         self,
@@ -726,16 +826,22 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         compatible, their opaque blocks excepted). Then, in each assistant message, signed and
         redacted thinking stay where they are (only when `native_thinking`: a request with
         thinking explicitly off may not carry any), unless the model cannot read the model
-        that wrote them (a `thinking_unreadable` warning); thinking with no signature is never
-        sent as thinking (dropped, or sent as text with `foreign_reasoning="text"`). Empty and
+        that signed them (a `thinking_unreadable` warning; after a `fallback` block the
+        thinking is the fallback model's); thinking with no signature is never sent as
+        thinking (dropped, or sent as text with `foreign_reasoning="text"`). Empty and
         whitespace-only text is left out, in both roles. User messages send their tool results
-        first, then their text and media. Messages left empty are skipped and consecutive
-        messages of one role are merged (Claude needs alternation); a conversation that opens
-        with the model's message gets a user turn first (`OPENING`).
+        first, then their text and media; their system notes go as a system message after the
+        user turn (`_notes_turn`). Messages left empty are skipped and consecutive messages of
+        one role are merged (Claude needs alternation); a conversation that opens with the
+        model's message gets a user turn first (`OPENING`), and a final assistant message (a
+        prefill, a paused turn) goes without trailing thinking, which Claude refuses there.
 
-        With a `chain` (the model binds thinking to its prefix) each kept block is checked
-        against the digest it was recorded with (`_check_prefix`). With `budgeted` thinking the
-        current tool loop must start with thinking (`check_thinking_first`).
+        Raises `HistoryError` before sending for what the service would refuse: a `fallback`
+        block moved or left out of this scope's message, a compaction block with empty
+        content, a note this wire cannot carry. With a `chain` (the model binds thinking to its
+        prefix) each kept block is checked against the digest it was recorded with
+        (`_check_prefix`). With `budgeted` thinking the current tool loop must start with
+        thinking (`check_thinking_first`).
         """
         entries: list[_Entry] = []
         unreadable: list[str] = []
@@ -755,36 +861,49 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
                 parts: list[Part] = [p for p in given if isinstance(p, ToolResult)]
                 if len(parts) < len(given):
                     parts += [p for p in given if not isinstance(p, ToolResult) and _sendable(p)]
+                notes = [(j, p) for j, p in enumerate(given) if isinstance(p, SystemNote)]
+                if notes and not self._takes_notes:
+                    parts += [_note_text(n) for _, n in notes if n.text]
+                    notes = []
+                    warnings.append(self._notes_as_text(index))
                 if track:
                     origins = _no_origins(len(parts))
-            else:
-                parts = []
-                native = native_thinking and self._readable(message, claude_api, unreadable, index)
-                digests = _recorded(message) if track and message.provider_details else []
-                origins = [] if track else None
-                ordinal = 0
-                for j, part in enumerate(message.parts):
-                    if isinstance(part, ThinkingBlock):
-                        sent = self._thinking_part(part, native)
+                _append(entries, "user", parts, origins, index)
+                if notes:
+                    self._notes_turn(entries, notes, index, track)
+                continue
+            if message.scope == self.scope:
+                _check_own_blocks(message, index)
+            parts = []
+            signers = _signers(message)
+            digests = _recorded(message) if track and message.provider_details else []
+            origins = [] if track else None
+            ordinal = 0
+            for j, part in enumerate(message.parts):
+                if isinstance(part, ThinkingBlock):
+                    native = native_thinking and self._readable(
+                        message, signers[j], claude_api, unreadable, index
+                    )
+                    sent = self._thinking_part(part, native)
+                    if sent is not None:
+                        parts.append(sent)
+                    if origins is not None:
+                        digest = digests[ordinal] if ordinal < len(digests) else None
                         if sent is not None:
-                            parts.append(sent)
-                        if origins is not None:
-                            digest = digests[ordinal] if ordinal < len(digests) else None
-                            if sent is not None:
-                                origins.append(_Origin(index, j, digest) if sent is part else None)
-                        ordinal += 1
-                    elif _sendable(part):
-                        parts.append(part)
-                        if origins is not None:
-                            origins.append(None)
-            _append(entries, message.role, parts, origins, index)
+                            origins.append(_Origin(index, j, digest) if sent is part else None)
+                    ordinal += 1
+                elif _sendable(part):
+                    parts.append(part)
+                    if origins is not None:
+                        origins.append(None)
+            _append(entries, "assistant", parts, origins, index)
         if unreadable:
             warnings.append(
                 WarningEvent(
                     code="thinking_unreadable",
                     message=(
                         f"{self.model_name} cannot read the thinking of "
-                        + ", ".join(unreadable)
+                        + ", ".join(dict.fromkeys(unreadable))
                         + ": it was left out of the request (the history keeps it)"
                     ),
                     scope=self.scope,
@@ -794,12 +913,63 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             entries.insert(
                 0, _Entry("user", [TextPart(text=OPENING)], [None] if track else None, 0)
             )
+        _without_trailing_thinking(entries)
         if chain is not None:
             entries = self._check_prefix(entries, chain, binding, warnings)
         turns: list[Turn] = [(e.role, e.parts) for e in entries]
         if budgeted:
             check_thinking_first(turns, [e.source for e in entries])
         return turns
+
+    def _notes_turn(
+        self,
+        entries: list[_Entry],
+        notes: list[tuple[int, SystemNote]],
+        index: int,
+        track: bool,
+    ) -> None:
+        """Add a user message's notes (with their part indexes) as the system message after
+        its turn, merged with the notes of the turn's earlier messages: two system messages
+        may not follow each other, so one turn's notes share one `clear_at`."""
+        merged = entries[-1] if entries and entries[-1].role == "system" else None
+        parts: list[Part] = list(merged.parts) if merged is not None else []
+        for j, note in notes:
+            if note.clear_at is not None and not self._turn_scoped_notes:
+                raise HistoryError(
+                    f"{self.scope} cannot send a note's clear_at (a turn-scoped system message): "
+                    "leave it unset",
+                    message_index=index,
+                    part_index=j,
+                )
+            first = cast("SystemNote", parts[0]) if parts else note
+            if (note.clear_at or "never") != (first.clear_at or "never"):
+                raise HistoryError(
+                    "the system notes of one user turn go as one system message, so they share "
+                    "one clear_at: put a turn-scoped note in a turn of its own",
+                    message_index=index,
+                    part_index=j,
+                )
+            parts.append(note)
+        origins = _no_origins(len(parts)) if track else None
+        if merged is not None:
+            merged.parts, merged.origins = parts, origins
+        else:
+            entries.append(_Entry("system", parts, origins, index))
+
+    def _notes_as_text(self, index: int) -> WarningEvent:
+        why = (
+            f"{self.model_name} takes no mid-conversation system messages"
+            if self._info is not None and not self._info.takes_system_messages
+            else f"{self.scope} takes no mid-conversation system messages"
+        )
+        return WarningEvent(
+            code="system_note_as_text",
+            message=(
+                f"{why}: the system notes of messages[{index}] went as the user's text (their "
+                "tool changes were left out); the history keeps them"
+            ),
+            scope=self.scope,
+        )
 
     def _thinking_part(self, block: ThinkingBlock, native: bool) -> Part | None:
         """What a thinking block of a message this scope replays goes back as: itself when it
@@ -812,14 +982,19 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         return None
 
     def _readable(
-        self, message: Message, claude_api: bool, unreadable: list[str], index: int
+        self,
+        message: Message,
+        signer: str | None,
+        claude_api: bool,
+        unreadable: list[str],
+        index: int,
     ) -> bool:
-        """Whether this model can read the thinking of `message` (its model, and the account
-        its platform implies); noted in `unreadable` when it cannot."""
-        if self._info is None or (message.model == self.model_name and message.scope == self.scope):
+        """Whether this model can read thinking of `message` that `signer` signed (the model,
+        and the account its platform implies); noted in `unreadable` when it cannot."""
+        if self._info is None or (signer == self.model_name and message.scope == self.scope):
             return True
-        producer = claude_info(message.model)
-        if producer is None or not message.thinking:
+        producer = claude_info(signer)
+        if producer is None:
             return True
         if not self._info.reads(producer, claude_api=claude_api):
             unreadable.append(f"{producer} (messages[{index}])")
@@ -891,16 +1066,21 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         stop_reason: str | None,
         stop_sequence: str | None = None,
         transformations: Sequence[Mapping[str, Any]] = (),
+        stop_details: Mapping[str, Any] | None = None,
     ) -> ProviderDetails | None:
-        """`provider_details` for a response: Claude's stop reason (and stop sequence), the
-        prefix digest of each of its thinking blocks (on models that bind thinking to its
-        prefix), the prefix mismatch behaviour it was produced with when it must be sent again,
-        and the service's `input_transformations`."""
+        """`provider_details` for a response: Claude's stop reason (and stop sequence, and
+        `stop_details`: a refusal's category, explanation and credit token), the prefix digest
+        of each of its thinking blocks (on models that bind thinking to its prefix), the prefix
+        mismatch behaviour it was produced with when it must be sent again, the service's
+        `input_transformations`, where its `fallback` blocks are, and the conversation's base
+        when the request sent its own system and tools (`_notes`)."""
         details: ProviderDetails = {}
         if stop_reason is not None:
             details["finish_reason"] = stop_reason
             if stop_sequence is not None:
                 details["stop_sequence"] = stop_sequence
+        if stop_details:
+            details[_STOP_DETAILS] = cast("dict[str, JsonValue]", dict(stop_details))
         if prepared is not None and prepared.chain is not None:
             chain = prepared.chain.copy()
             digests: list[JsonValue] = []
@@ -916,6 +1096,13 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             details[_BINDING] = "drop_block"
         if transformations:
             details[_TRANSFORMATIONS] = [dict(t) for t in transformations]
+        fallbacks: list[JsonValue] = [
+            j for j, p in enumerate(parts) if isinstance(p, OpaqueBlock) and p.type == "fallback"
+        ]
+        if fallbacks:
+            details[_FALLBACK_BLOCKS] = fallbacks
+        if prepared is not None and prepared.record is not None and prepared.chain is not None:
+            details[BASE] = prepared.record
         return details or None
 
 
@@ -929,6 +1116,85 @@ _MISMATCH = (
 )
 
 
+def _note_text(note: SystemNote) -> TextPart:
+    """A note's text as the user's, for a model without mid-conversation system messages."""
+    return TextPart(text=f"<system_note>\n{note.text}\n</system_note>")
+
+
+def _signers(message: Message) -> list[str | None]:
+    """The model that signed each part of an assistant message: the message's model, then,
+    after each `fallback` block, the model that block hands over to (None for the block)."""
+    signer = message.model
+    signers: list[str | None] = []
+    for part in message.parts:
+        if isinstance(part, OpaqueBlock) and part.type == "fallback":
+            signers.append(None)
+            to = part.data.get("to")
+            model = to.get("model") if isinstance(to, dict) else None
+            signer = model if isinstance(model, str) else signer
+        else:
+            signers.append(signer)
+    return signers
+
+
+def thinking_signers(message: Message) -> list[str | None]:
+    """The model that signed each thinking block of a Claude message, in order: the message's
+    model, or after a server-side fallback (a `fallback` block) the model it handed over to."""
+    signers = _signers(message)
+    return [signers[j] for j, p in enumerate(message.parts) if isinstance(p, ThinkingBlock)]
+
+
+def _check_own_blocks(message: Message, index: int) -> None:
+    """Refuse what the service refuses of a message of this scope, before sending: its
+    `fallback` blocks moved or left out (where they were is recorded with it), a compaction
+    block with empty content (a failed one has `null`, and goes back as it is)."""
+    parts = message.parts
+    recorded = (message.provider_details or {}).get(_FALLBACK_BLOCKS)
+    if isinstance(recorded, list):
+        found = [
+            j for j, p in enumerate(parts) if isinstance(p, OpaqueBlock) and p.type == "fallback"
+        ]
+        expected = [j for j in recorded if isinstance(j, int)]
+        if found != expected:
+            moved = next(
+                (j for j in found if j not in expected),
+                next((j for j in expected if j not in found), None),
+            )
+            raise HistoryError(
+                "a fallback block was moved or left out: it marks where one model's output gives "
+                f"way to the next, and goes back exactly where it was (parts {expected}), or "
+                "Claude cannot validate the thinking on each side of it",
+                message_index=index,
+                part_index=moved if moved is not None and moved < len(parts) else None,
+            )
+    for j, part in enumerate(parts):
+        if (
+            isinstance(part, OpaqueBlock)
+            and part.type == "compaction"
+            and part.data.get("content") == ""
+        ):
+            raise HistoryError(
+                "a compaction block with empty content: Claude refuses it (a failed "
+                "compaction has null content, and goes back as it is)",
+                message_index=index,
+                part_index=j,
+            )
+
+
+def _without_trailing_thinking(entries: list[_Entry]) -> None:
+    """Leave the trailing thinking out of a final assistant turn (a prefill, a paused turn):
+    Claude refuses an assistant turn that ends with thinking there."""
+    last = entries[-1] if entries else None
+    if last is None or last.role != "assistant":
+        return
+    while last.parts and isinstance(last.parts[-1], ThinkingBlock):
+        last.parts.pop()
+        if last.origins is not None:
+            last.origins.pop()
+    if not last.parts:
+        entries.pop()
+
+
 def _recorded(message: Message) -> list[str | None]:
     """The prefix digests recorded with `message`, one per thinking block in order."""
     digests = (message.provider_details or {}).get(DIGESTS)
@@ -939,7 +1205,7 @@ def _recorded(message: Message) -> list[str | None]:
 
 def _append(
     entries: list[_Entry],
-    role: Literal["user", "assistant"],
+    role: Role,
     parts: list[Part],
     origins: list[_Origin | None] | None,
     source: int,

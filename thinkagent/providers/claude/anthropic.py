@@ -24,7 +24,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import anthropic
 import httpx2
@@ -40,6 +40,7 @@ from ...messages import (
     Message,
     OpaqueBlock,
     Part,
+    SystemNote,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -79,7 +80,15 @@ from ._rules import (
     transformations_warning,
 )
 
-__all__ = ["DEFAULT_MAX_TOKENS", "MEDIA", "SCOPE", "AnthropicModel", "anthropic_scope"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "MEDIA",
+    "SCOPE",
+    "AnthropicModel",
+    "Fallbacks",
+    "Speed",
+    "anthropic_scope",
+]
 
 SCOPE = "anthropic"
 """The scope of messages from the Claude API (api.anthropic.com)."""
@@ -119,6 +128,20 @@ _SDK_ERRORS = (anthropic.APIError, anthropic.CredentialsError, TypeError, ValueE
 _INTERPRETED = frozenset({"thinking", "redacted_thinking", "text", "tool_use"})
 """The block types that become shared parts; every other block is kept as an `OpaqueBlock`."""
 
+Speed = Literal["standard", "fast"]
+"""Claude's inference speed (`speed`): `"fast"` is fast mode, on the models that have it."""
+
+Fallbacks = Sequence[str | Mapping[str, Any]] | Literal["default"]
+"""Server-side fallback: up to three models (a name, or a `fallbacks` entry with its own
+`max_tokens`, `thinking`, `output_config` or `speed`), or `"default"` for the model's own."""
+
+_FALLBACKS_BETA = "server-side-fallback-2026-06-01"
+_DEFAULT_FALLBACKS_BETA = "server-side-fallback-2026-07-01"
+_FAST_MODE_BETA = "fast-mode-2026-02-01"
+_TASK_BUDGETS_BETA = "task-budgets-2026-03-13"
+_MAX_FALLBACKS = 3
+_FALLBACK_FIELDS = frozenset({"model", "max_tokens", "thinking", "output_config", "speed"})
+
 
 def anthropic_scope(client: object) -> str:
     """The scope of an `anthropic` client's messages, from where it sends them.
@@ -155,6 +178,12 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
     - `foreign_reasoning`: what happens to reasoning that cannot go back as Claude thinking
       (another provider's, or a block without a signature): `"drop"` (default) or `"text"`.
     - `settings`: default `ModelSettings`, under each request's own.
+    - `fallbacks`: server-side fallback (`Fallbacks`): when a classifier refuses, the service
+      lets the next model continue the same turn; the response then holds a `fallback` block
+      (an `OpaqueBlock`) where one model's output gives way to the next, and goes back with it
+      in that place.
+    - `speed`: `"fast"` for fast mode (`Speed`); `task_budget`: a token budget for the whole
+      task (`output_config.task_budget`), which Claude paces itself by.
     - `extra_body`, `extra_headers`: passed through on every request (beta headers, fields the
       SDK does not name yet).
     - `scope`: the scope of this model's messages; by default from the client
@@ -176,7 +205,19 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         extra_body: Mapping[str, Any] | None = None,
         extra_headers: Mapping[str, str] | None = None,
         scope: str | None = None,
+        fallbacks: Fallbacks | None = None,
+        speed: Speed | None = None,
+        task_budget: int | None = None,
     ) -> None:
+        fallback_param = _fallbacks_param(fallbacks)
+        if speed is not None and speed not in ("standard", "fast"):
+            raise ConfigurationError(f"speed must be 'standard' or 'fast', got {speed!r}")
+        if task_budget is not None and (
+            not isinstance(task_budget, int) or isinstance(task_budget, bool) or task_budget < 1  # pyright: ignore[reportUnnecessaryIsInstance]
+        ):
+            raise ConfigurationError(
+                f"task_budget must be a positive number of tokens, got {task_budget!r}"
+            )
         client = anthropic.AsyncAnthropic() if client is None else client
         super().__init__(
             model_name,
@@ -190,6 +231,20 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         )
         self._extra_body = MappingProxyType(dict(extra_body or {}))
         self._extra_headers = MappingProxyType(dict(extra_headers or {}))
+        self._fallbacks = fallbacks
+        self._fallback_param = fallback_param
+        self._speed: Speed | None = speed
+        self._task_budget = task_budget
+        betas: list[str] = []
+        if fallback_param is not None:
+            betas.append(
+                _DEFAULT_FALLBACKS_BETA if fallback_param == "default" else _FALLBACKS_BETA
+            )
+        if speed == "fast":
+            betas.append(_FAST_MODE_BETA)
+        if task_budget is not None:
+            betas.append(_TASK_BUDGETS_BETA)
+        self._betas = tuple(betas)
         info = claude_info(model_name)
         self._profile = ModelProfile(
             native_output=info is not None and info.structured_output, media=MEDIA
@@ -204,6 +259,21 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
     def extra_headers(self) -> Mapping[str, str]:
         """Headers added to every request."""
         return self._extra_headers
+
+    @property
+    def fallbacks(self) -> Fallbacks | None:
+        """The server-side fallback models (None: no fallback)."""
+        return self._fallbacks
+
+    @property
+    def speed(self) -> Speed | None:
+        """The inference speed asked for (None: the model's default)."""
+        return self._speed
+
+    @property
+    def task_budget(self) -> int | None:
+        """The task's token budget (None: none)."""
+        return self._task_budget
 
     @property
     def profile(self) -> ModelProfile:
@@ -231,11 +301,11 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         }
         cache = prepared.cache
         marker = _marker(cache) if cache is not None else None
-        if request.instructions:
+        if prepared.system:
             params["system"] = (
-                [{"type": "text", "text": request.instructions, "cache_control": marker}]
+                [{"type": "text", "text": prepared.system, "cache_control": marker}]
                 if marker is not None
-                else request.instructions
+                else prepared.system
             )
         if prepared.thinking is not None:
             params["thinking"] = prepared.thinking.to_param()
@@ -244,17 +314,24 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             output_config["effort"] = prepared.effort
         if request.output is not None and request.output.mode == "native":
             output_config["format"] = {"type": "json_schema", "schema": request.output.schema}
+        if self._task_budget is not None:
+            output_config["task_budget"] = {"type": "tokens", "total": self._task_budget}
         if output_config:
             params["output_config"] = output_config
-        if request.tools:
+        if self._speed is not None:
+            params["speed"] = self._speed
+        if prepared.tools:
             tools: list[dict[str, Any]] = []
-            for tool in request.tools:
+            for tool in prepared.tools:
                 spec: dict[str, Any] = {"name": tool.name, "input_schema": tool.parameters}
                 if tool.description:
                     spec["description"] = tool.description
+                if tool.name in prepared.deferred:
+                    spec["defer_loading"] = True
                 tools.append(spec)
-            if marker is not None and not request.instructions:
-                tools[-1]["cache_control"] = marker
+            shown = [t for t in tools if "defer_loading" not in t]
+            if marker is not None and not prepared.system and shown:
+                shown[-1]["cache_control"] = marker
             params["tools"] = tools
             tool_choice = _tool_choice(
                 settings.get("tool_choice"), settings.get("parallel_tool_calls")
@@ -263,14 +340,27 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
                 params["tool_choice"] = tool_choice
         copy_settings(settings, params, stop_sequences="stop_sequences")
         headers = self._extra_headers
-        if prepared.betas:
-            given = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
-            betas = ",".join(dict.fromkeys([*given, *prepared.betas]))
+        asked = settings.get("extra_headers", {}).get("anthropic-beta", "")
+        wanted = (*prepared.betas, *self._betas)
+        if wanted or asked:
+            given = [
+                b.strip()
+                for b in f"{headers.get('anthropic-beta', '')},{asked}".split(",")
+                if b.strip()
+            ]
+            betas = ",".join(dict.fromkeys([*given, *wanted]))
             headers = {**headers, "anthropic-beta": betas}
+            if asked:  # merged above: the request's own header would replace the whole list
+                settings = ModelSettings(settings)
+                settings["extra_headers"] = {
+                    **settings.get("extra_headers", {}),
+                    "anthropic-beta": betas,
+                }
+        body = self._extra_body
+        if self._fallback_param is not None:  # not a parameter of this SDK's `create`
+            body = {"fallbacks": self._fallback_param, **body}
         # This SDK has no sampling parameters; the API still reads them from the body.
-        request_options(
-            params, settings, self._extra_body, headers, body_settings=("temperature", "top_p")
-        )
+        request_options(params, settings, body, headers, body_settings=("temperature", "top_p"))
         return params, prepared
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -308,6 +398,7 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
                         id=block.id,
                         name=block.name,
                         arguments=cast("dict[str, JsonValue]", dict(block.input)),
+                        provider_details=_caller(block),
                     )
                 )
             else:
@@ -318,7 +409,12 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         if dropped is not None:
             warnings = [*warnings, dropped]
         details = self._details(
-            prepared, parts, message.stop_reason, message.stop_sequence, transformations
+            prepared,
+            parts,
+            message.stop_reason,
+            message.stop_sequence,
+            transformations,
+            _stop_details(message.stop_details),
         )
         return ModelResponse(
             Message(
@@ -408,14 +504,83 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
 
     @staticmethod
     def map_finish_reason(raw: str | None) -> FinishReason | None:
-        """Claude's `stop_reason`, normalised (None for `pause_turn` and values it does not
-        know)."""
+        """Claude's `stop_reason`, normalised (`refusal`, `pause_turn` and
+        `model_context_window_exceeded` keep their names; None for values it does not know)."""
         return finish_reason(raw)
+
+
+def _fallbacks_param(fallbacks: Fallbacks | None) -> list[dict[str, Any]] | str | None:
+    """The `fallbacks` field for the option (checked: at most three, each with a model and
+    only the fields a `fallbacks` entry takes)."""
+    if fallbacks is None:
+        return None
+    if isinstance(fallbacks, str):
+        if fallbacks != "default":
+            raise ConfigurationError(
+                f"fallbacks is a list of models or 'default', got {fallbacks!r}"
+            )
+        return fallbacks
+    entries: list[dict[str, Any]] = []
+    for entry in fallbacks:
+        item = {"model": entry} if isinstance(entry, str) else dict(entry)
+        if not isinstance(item.get("model"), str) or not item["model"]:
+            raise ConfigurationError(f"a fallbacks entry needs a model: {entry!r}")
+        unknown = sorted(set(item) - _FALLBACK_FIELDS)
+        if unknown:
+            raise ConfigurationError(
+                f"a fallbacks entry takes model, max_tokens, thinking, output_config and speed, "
+                f"not {unknown[0]!r}"
+            )
+        entries.append(item)
+    if not entries or len(entries) > _MAX_FALLBACKS:
+        raise ConfigurationError(
+            f"fallbacks holds 1 to {_MAX_FALLBACKS} models, got {len(entries)}"
+        )
+    return entries
+
+
+def _caller(block: Any) -> dict[str, JsonValue] | None:
+    """A tool use's `caller` (programmatic tool calling), kept to go back unchanged."""
+    caller = getattr(block, "caller", None)
+    if caller is None:
+        return None
+    return {"caller": caller.model_dump(mode="json", exclude_unset=True)}
+
+
+def _stop_details(details: Any) -> dict[str, Any] | None:
+    """A response's `stop_details` (a refusal's category, explanation, credit token...)."""
+    if details is None:
+        return None
+    return cast("dict[str, Any]", details.model_dump(mode="json", exclude_unset=True))
+
+
+def _system_message(parts: Sequence[Part]) -> dict[str, Any]:
+    """A turn's system notes as one mid-conversation system message: their text, then their
+    tool changes by reference, with their `clear_at` (the notes of a turn share one)."""
+    notes = cast("Sequence[SystemNote]", parts)
+    content: list[dict[str, Any]] = []
+    for note in notes:
+        if note.text:
+            content.append({"type": "text", "text": note.text})
+        content += [
+            {"type": "tool_addition", "tool": {"type": "tool_reference", "name": name}}
+            for name in note.add_tools
+        ]
+        content += [
+            {"type": "tool_removal", "tool": {"type": "tool_reference", "name": name}}
+            for name in note.remove_tools
+        ]
+    message: dict[str, Any] = {"role": "system", "content": content}
+    if notes[0].clear_at is not None:
+        message["clear_at"] = notes[0].clear_at
+    return message
 
 
 def _messages(prepared: Prepared) -> list[dict[str, Any]]:
     messages = [
-        {"role": role, "content": [_block(part) for part in parts]}
+        _system_message(parts)
+        if role == "system"
+        else {"role": role, "content": [_block(part) for part in parts]}
         for role, parts in prepared.turns
     ]
     cache = prepared.cache
@@ -457,12 +622,16 @@ def _block(part: Part) -> dict[str, Any]:
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
     if isinstance(part, ToolCall):
-        return {
+        block: dict[str, Any] = {
             "type": "tool_use",
             "id": part.id,
             "name": part.name,
             "input": arguments_object(part),
         }
+        caller = (part.provider_details or {}).get("caller")
+        if caller is not None:
+            block["caller"] = caller
+        return block
     if isinstance(part, (Image, Document)):
         return _media(part)
     if isinstance(part, OpaqueBlock):
@@ -575,7 +744,9 @@ class _Stream:
             return self.builder.text(index, block.text)
         if block.type == "tool_use":
             arguments = json.dumps(block.input) if block.input else ""
-            return self.builder.tool_call(index, id=block.id, name=block.name, arguments=arguments)
+            return self.builder.tool_call(
+                index, id=block.id, name=block.name, arguments=arguments, details=_caller(block)
+            )
         if block.type == "redacted_thinking":
             return self.builder.thinking(index, redacted=block.data)
         data = block.model_dump(mode="json", exclude_unset=True)
@@ -584,14 +755,18 @@ class _Stream:
         return None
 
     def _fold_opaque(self, index: int, delta: dict[str, Any]) -> None:
-        """Fold a delta into a block kept whole: `input_json_delta` fragments make its `input`,
-        the text fields of any other delta are appended to the block's fields of that name (a
-        `compaction_delta` brings the summary in `content`)."""
+        """Fold a delta into a block kept whole: `input_json_delta` fragments make its `input`;
+        a `compaction_delta` sets the block's `content` and `encrypted_content` to its own, as
+        they are (`content: null` is a failed compaction, which goes back so); the text fields
+        of any other delta are appended to the block's fields of that name."""
         data = self._opaque[index]
-        if delta.get("type") == "input_json_delta":
+        kind = delta.get("type")
+        if kind == "input_json_delta":
             self._json[index] = self._json.get(index, "") + str(delta.get("partial_json", ""))
             with contextlib.suppress(ValueError):  # not whole yet
                 data["input"] = json.loads(self._json[index])
+        elif kind == "compaction_delta":
+            data.update((k, v) for k, v in delta.items() if k != "type")
         else:
             for key, value in delta.items():
                 if key != "type" and isinstance(value, str):
@@ -619,6 +794,7 @@ class _Stream:
             stop_reason,
             end.delta.stop_sequence if end is not None else None,
             self.transformations,
+            _stop_details(end.delta.stop_details) if end is not None else None,
         )
         return message.model_copy(update={"provider_details": details})
 

@@ -51,6 +51,7 @@ from ...messages import (
     Image,
     Message,
     Part,
+    SystemNote,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -70,6 +71,7 @@ from .._common import (
 )
 from .._tags import ThinkTagSplitter, split_think_tags
 from ..base import (
+    THINKING_LEVELS,
     MediaSupport,
     ModelProfile,
     ModelRequest,
@@ -77,12 +79,15 @@ from ..base import (
     ModelSettings,
     ModelStreamEvent,
     Thinking,
+    ThinkingLevel,
     ToolDefinition,
     clamp_thinking,
 )
 from ._bridge import ReadFailure, StreamReader, in_worker
 from ._families import BedrockFamily, bedrock_family
 from ._rules import (
+    CLEAR_AT_BETA,
+    TOOL_CHANGES_BETA,
     ClaudeModel,
     ClaudeThinking,
     Effort,
@@ -160,6 +165,8 @@ _RETRYABLE_CODES = frozenset(
     }
 )
 
+_NATIVE_BETAS = frozenset({TOOL_CHANGES_BETA, CLEAR_AT_BETA})
+
 _TRANSFORMATIONS_PATH = "/input_transformations"
 """Asks Converse to return Claude's `input_transformations` in `additionalModelResponseFields`."""
 
@@ -225,6 +232,10 @@ class BedrockModel(ClaudeModel[Any]):
         )
         self._family = family
         self._caches = family.is_claude and (self._info is None or self._info.caches_on_bedrock)
+        # Converse declares no tool hidden until added (no `defer_loading`), and its messages
+        # have no `clear_at`.
+        self._deferred_tools = False
+        self._turn_scoped_notes = False
         self._additional_fields = MappingProxyType(dict(additional_model_request_fields or {}))
         self._extra_headers = MappingProxyType(dict(extra_headers or {}))
         claude = family.is_claude
@@ -282,8 +293,8 @@ class BedrockModel(ClaudeModel[Any]):
             "messages": _messages(prepared, request),
         }
         point = _cache_point(prepared.cache) if prepared.cache is not None else None
-        if request.instructions:
-            params["system"] = [{"text": request.instructions}]
+        if prepared.system:
+            params["system"] = [{"text": prepared.system}]
             if point is not None:
                 params["system"].append(point)
         inference: dict[str, Any] = {"maxTokens": prepared.max_tokens}
@@ -295,21 +306,23 @@ class BedrockModel(ClaudeModel[Any]):
             stop_sequences="stopSequences",
         )
         params["inferenceConfig"] = inference
-        if declared:
-            params["toolConfig"] = _tool_config(declared, choice if request.tools else None)
-            if point is not None and not request.instructions:
+        if prepared.tools:
+            params["toolConfig"] = _tool_config(prepared.tools, choice if request.tools else None)
+            if point is not None and not prepared.system:
                 params["toolConfig"]["tools"].append(point)
         additional = dict(self._additional_fields)
         output: dict[str, Any] = {}
         if not self._family.is_claude:
-            if prepared.effort is not None and self._family.effort_field is not None:
-                additional[self._family.effort_field] = prepared.effort
+            enabled = settings.get("thinking") not in (None, False)
+            additional.update(self._family.reasoning_fields(prepared.effort, enabled=enabled))
         else:
             if prepared.thinking is not None:
                 additional["thinking"] = prepared.thinking.to_param()
-            if prepared.betas:
-                given = [b for b in additional.get("anthropic_beta", []) if b not in prepared.betas]
-                additional["anthropic_beta"] = [*given, *prepared.betas]
+            # Converse carries system messages and their tool changes natively: no beta.
+            betas = [b for b in prepared.betas if b not in _NATIVE_BETAS]
+            if betas:
+                given = [b for b in additional.get("anthropic_beta", []) if b not in betas]
+                additional["anthropic_beta"] = [*given, *betas]
             if prepared.effort is not None:
                 output["effort"] = prepared.effort
             if prepared.binding is not None:
@@ -341,12 +354,16 @@ class BedrockModel(ClaudeModel[Any]):
         max_tokens: int,
     ) -> tuple[ClaudeThinking | None, Effort | None, list[WarningEvent]]:
         """Claude maps the knob as on the Claude API; the other families set their reasoning
-        effort where they have one (`reasoning_effort`: low, medium, high) and report what they
-        cannot honour (they all reason whatever is asked)."""
+        level where they have one (`_families`: gpt-oss and Nova 2 low, medium, high; Qwen low,
+        high) and report what they cannot honour (most reason whatever is asked; Nova reasons
+        only when asked)."""
         if self._family.is_claude:
             return super()._thinking_knob(knob, thinking, effort, max_tokens)
+        family = self._family
         warnings: list[WarningEvent] = []
         if knob is False:
+            if family.off_by_default:
+                return None, None, warnings
             warnings.append(
                 WarningEvent(
                     code="thinking_not_disabled",
@@ -354,10 +371,11 @@ class BedrockModel(ClaudeModel[Any]):
                     scope=self.scope,
                 )
             )
-            return None, ("low" if self._family.effort_field else None), warnings
-        if knob is True:
+            lowest = family.efforts[0] if family.effort_field and family.efforts else None
+            return None, cast("Effort | None", lowest), warnings
+        if knob is True and (family.effort_field is not None or not family.off_by_default):
             return None, None, warnings
-        if self._family.effort_field is None:
+        if family.effort_field is None or not family.efforts:
             warnings.append(
                 WarningEvent(
                     code="thinking_clamped",
@@ -366,9 +384,9 @@ class BedrockModel(ClaudeModel[Any]):
                 )
             )
             return None, None, warnings
-        level, warning = clamp_thinking(
-            knob, ("low", "medium", "high"), scope=self.scope, model=self.model_name
-        )
+        assert knob is not True
+        levels: list[ThinkingLevel] = [lv for lv in THINKING_LEVELS if lv in family.efforts]
+        level, warning = clamp_thinking(knob, levels, scope=self.scope, model=self.model_name)
         return None, level, [warning] if warning is not None else []
 
     def _thinking_part(self, block: ThinkingBlock, native: bool) -> Part | None:
@@ -423,6 +441,7 @@ class BedrockModel(ClaudeModel[Any]):
             elif "toolUse" in block:
                 use = block["toolUse"]
                 parts.append(ToolCall(id=use["toolUseId"], name=use["name"], arguments=_args(use)))
+        parts = self._family.received(parts)
         stop_reason = cast("str | None", response.get("stopReason"))
         transformations = _transformations(response.get("additionalModelResponseFields"))
         warnings = [*(prepared.warnings if prepared is not None else ())]
@@ -648,7 +667,12 @@ def _text_format(request: ModelRequest) -> dict[str, Any]:
 def _messages(prepared: Prepared, request: ModelRequest) -> list[dict[str, Any]]:
     try:
         messages = [
-            {"role": role, "content": [_block(part) for part in parts]}
+            {
+                "role": role,
+                "content": _system_content(parts)
+                if role == "system"
+                else [_block(part) for part in parts],
+            }
             for role, parts in prepared.turns
         ]
     except binascii.Error:
@@ -659,6 +683,26 @@ def _messages(prepared: Prepared, request: ModelRequest) -> list[dict[str, Any]]
         for turn, part in cache.marks:
             cast("list[dict[str, Any]]", messages[turn]["content"]).insert(part + 1, point)
     return messages
+
+
+def _system_content(parts: Sequence[Part]) -> list[dict[str, Any]]:
+    """A turn's system notes as the content of one `system` message: their text, then their
+    tool changes by reference (`toolAddition` / `toolRemoval`)."""
+    content: list[dict[str, Any]] = []
+    for note in cast("Sequence[SystemNote]", parts):
+        if note.text:
+            content.append({"text": note.text})
+        # guess: the reference's `type` is Anthropic's `tool_reference` (Converse documents
+        # the field, not its values)
+        content += [
+            {"toolAddition": {"tool": {"type": "tool_reference", "name": name}}}
+            for name in note.add_tools
+        ]
+        content += [
+            {"toolRemoval": {"tool": {"type": "tool_reference", "name": name}}}
+            for name in note.remove_tools
+        ]
+    return content
 
 
 def _cache_point(cache: PromptCache) -> dict[str, Any]:
@@ -884,8 +928,9 @@ class _Stream:
             prepared, message.parts, stop_reason, None, transformations
         )
         dropped = transformations_warning(transformations, model.scope)
+        parts = tuple(model._family.received(message.parts))  # pyright: ignore[reportPrivateUsage]
         return ModelResponse(
-            message.model_copy(update={"provider_details": details}),
+            message.model_copy(update={"parts": parts, "provider_details": details}),
             warnings=(*prepared.warnings, *((dropped,) if dropped is not None else ())),
         )
 

@@ -15,7 +15,14 @@ See `docs/providers/openai.md`.
 from ..._extras import needs
 
 with needs("openai", "The OpenAI family (OpenAIChatModel, OpenAIResponsesModel)"):
-    from ._wire import OpenAIThinking, ReasoningEffort, ReasoningFormat, ReasoningSummary
+    from ._wire import (
+        OpenAIThinking,
+        ReasoningContext,
+        ReasoningEffort,
+        ReasoningFormat,
+        ReasoningMode,
+        ReasoningSummary,
+    )
     from .chat import OpenAIChatModel
     from .dialects import (
         DIALECTS,
@@ -23,33 +30,43 @@ with needs("openai", "The OpenAI family (OpenAIChatModel, OpenAIResponsesModel)"
         MissingReasoning,
         ReasoningSource,
         ReplayRule,
+        ReplayShape,
         ThinkingSwitch,
         resolve_dialect,
     )
     from .responses import (
         AZURE_RESPONSES_SCOPE,
         LOCAL_RESPONSES_SCOPE,
+        MANTLE_SCOPE,
         RESPONSES_SCOPE,
+        BedrockMantleModel,
         OpenAIResponsesModel,
         responses_scope,
+        without_reasoning,
     )
 
 __all__ = [
     "AZURE_RESPONSES_SCOPE",
     "DIALECTS",
     "LOCAL_RESPONSES_SCOPE",
+    "MANTLE_SCOPE",
     "RESPONSES_SCOPE",
+    "BedrockMantleModel",
     "ChatDialect",
     "MissingReasoning",
     "OpenAIChatModel",
     "OpenAIResponsesModel",
     "OpenAIThinking",
+    "ReasoningContext",
     "ReasoningEffort",
     "ReasoningFormat",
+    "ReasoningMode",
     "ReasoningSource",
     "ReasoningSummary",
     "ReplayRule",
+    "ReplayShape",
     "ThinkingSwitch",
     "resolve_dialect",
     "responses_scope",
+    "without_reasoning",
 ]

@@ -23,6 +23,7 @@ __all__ = [
     "ThinkingFields",
     "chat_thinking",
     "check_thinking_config",
+    "default_context",
     "model_efforts",
     "responses_effort",
 ]
@@ -31,14 +32,14 @@ _NO_THINKING = OpenAIThinking()
 
 _NON_REASONING = re.compile(r"^(?:ft:)?(?:gpt-3|gpt-4|gpt-5-chat|chatgpt-)", re.IGNORECASE)
 _O_SERIES = re.compile(r"^(?:ft:)?o[134]", re.IGNORECASE)
-_GPT5 = re.compile(r"^(?:ft:)?gpt-5(?:\.(\d+))?", re.IGNORECASE)
+_GPT = re.compile(r"^(?:ft:)?gpt-(\d+)(?:\.(\d+))?", re.IGNORECASE)
 
 
 def model_efforts(model: str) -> tuple[str, ...]:
     """The `reasoning_effort` values an OpenAI-family model takes, from its name (the
     published tables: o-series low to high; gpt-5 minimal to high; gpt-5.1 none to high;
-    gpt-5.2 and later up to xhigh; DeepSeek none, low, high, max on Responses; unknown
-    names: none to high)."""
+    gpt-5.2 to gpt-5.5 up to xhigh; the gpt-5.6 family and later up to max; DeepSeek none,
+    low, high, max on Responses; unknown names: none to high)."""
     lower = model.lower()
     if lower.startswith("deepseek"):
         return ("none", "low", "high", "max")
@@ -46,15 +47,26 @@ def model_efforts(model: str) -> tuple[str, ...]:
         return ()
     if _O_SERIES.match(lower):
         return ("low", "medium", "high")
-    gpt5 = _GPT5.match(lower)
-    if gpt5 is not None:
-        point = gpt5.group(1)
-        if point is None:
+    gpt = _GPT.match(lower)
+    if gpt is not None and int(gpt.group(1)) >= 5:
+        version = (int(gpt.group(1)), int(gpt.group(2) or 0))
+        if version == (5, 0):
             return ("minimal", "low", "medium", "high")
-        if int(point) == 1:
+        if version == (5, 1):
             return ("none", "low", "medium", "high")
-        return ("none", "low", "medium", "high", "xhigh")
+        if version < (5, 6):
+            return ("none", "low", "medium", "high", "xhigh")
+        return ("none", "low", "medium", "high", "xhigh", "max")
     return ("none", "low", "medium", "high")
+
+
+def default_context(model: str) -> str:
+    """The `reasoning.context` a model uses when none is asked for: `all_turns` on the gpt-5.6
+    family and later, `current_turn` before it (openai-python `shared_params/reasoning.py`)."""
+    gpt = _GPT.match(model.lower())
+    if gpt is None:
+        return "current_turn"
+    return "all_turns" if (int(gpt.group(1)), int(gpt.group(2) or 0)) >= (5, 6) else "current_turn"
 
 
 @dataclass(slots=True)
@@ -108,9 +120,9 @@ def check_thinking_config(dialect: ChatDialect, thinking: OpenAIThinking | None)
         in ("deepseek", "kimi", "zai", "openrouter", "together", "qwen", "ollama", "vllm"),
         "format": switch == "reasoning_format",
         "split": switch == "minimax",
-        "preserve": switch in ("kimi", "zai"),
+        "preserve": switch in ("kimi", "zai", "fireworks"),
         "budget_tokens": switch in ("openrouter", "qwen"),
-        "effort": switch not in ("kimi", "zai", "qwen", "minimax", "none"),
+        "effort": switch not in ("kimi", "qwen", "minimax", "none") and dialect.efforts != (),
     }
     for name, ok in allowed.items():
         if getattr(thinking, name) is not None and not ok:
@@ -139,16 +151,37 @@ def chat_thinking(
     effort: str | None = config.effort
     if knob is not None:
         enabled, effort = knob is not False, None
-        if isinstance(knob, str):
+        if isinstance(knob, str) and "default" in efforts:  # on or off, no levels (Groq Qwen)
+            effort = "default"
+            out.warnings.append(
+                WarningEvent(
+                    "thinking_clamped",
+                    f"{model} has no thinking levels; {knob!r} was sent as 'default'",
+                    scope,
+                )
+            )
+        elif isinstance(knob, str):
             effort, warning = _wire_level(knob, efforts, scope=scope, model=model)
             if warning is not None:
                 out.warnings.append(warning)
     switch = dialect.switch
-    if switch == "reasoning_effort":
+    if enabled is False and not dialect.can_disable:
+        out.warnings.append(_not_disabled(model, scope))
+        enabled = None
+    if switch in ("reasoning_effort", "reasoning_format", "fireworks"):
         if enabled is False and effort is None:
-            effort = _off_effort(efforts, model, scope, out)
+            if switch == "reasoning_format" and "none" not in efforts:
+                out.warnings.append(
+                    _not_disabled(model, scope, " through this endpoint's switches")
+                )
+            else:
+                effort = _off_effort(efforts, model, scope, out)
         elif enabled is True and effort is None and "none" in efforts:
             effort = "medium" if "medium" in efforts else next(e for e in efforts if e != "none")
+        if switch == "reasoning_format" and config.format is not None:
+            out.body["reasoning_format"] = config.format
+        if switch == "fireworks" and config.preserve is not None:
+            out.body["reasoning_history"] = "preserved" if config.preserve else "interleaved"
     elif switch in ("deepseek", "kimi", "zai"):
         thinking_field: dict[str, Any] = {}
         if enabled is not None:
@@ -189,11 +222,6 @@ def chat_thinking(
     elif switch == "vllm":
         if enabled is not None:
             out.body["chat_template_kwargs"] = {"enable_thinking": enabled, "thinking": enabled}
-    elif switch == "reasoning_format":
-        if enabled is False:
-            out.warnings.append(_not_disabled(model, scope, " through this endpoint's switches"))
-        if config.format is not None:
-            out.body["reasoning_format"] = config.format
     elif switch == "minimax":
         if enabled is False:
             out.warnings.append(_not_disabled(model, scope))

@@ -41,8 +41,10 @@ __all__ = [
     "STREAM_BREAKS",
     "OpenAIAdapter",
     "OpenAIThinking",
+    "ReasoningContext",
     "ReasoningEffort",
     "ReasoningFormat",
+    "ReasoningMode",
     "ReasoningSummary",
     "add_hint",
     "client_from_environment",
@@ -76,6 +78,15 @@ ReasoningSummary = Literal["auto", "concise", "detailed"]
 _SUMMARIES: tuple[str, ...] = get_args(ReasoningSummary)
 
 
+ReasoningContext = Literal["auto", "current_turn", "all_turns"]
+"""`reasoning.context` on Responses: which earlier reasoning items the model sees on later turns
+(`auto`: the model's default, `all_turns` on the gpt-5.6 family, `current_turn` before it)."""
+
+_CONTEXTS: tuple[str, ...] = get_args(ReasoningContext)
+
+ReasoningMode = Literal["standard", "pro"]
+"""`reasoning.mode` values the `openai` SDK names (gpt-5.6); the field takes any string."""
+
 ReasoningFormat = Literal["parsed", "raw", "hidden"]
 """`reasoning_format` values (Groq, Cerebras): reasoning in its own field, inline in the
 content between `<think>` tags, or not returned."""
@@ -91,6 +102,9 @@ class OpenAIThinking:
       (None: the model's default).
     - `summary`: `reasoning.summary` on Responses (None: no summary, so thinking blocks carry
       no visible text). Chat Completions has no summary and refuses one.
+    - `context`: `reasoning.context` on Responses (`auto`, `current_turn`, `all_turns`): which
+      earlier reasoning items the model sees on later turns; None: the model's default.
+    - `mode`: `reasoning.mode` on Responses (`standard` or `pro` on gpt-5.6).
     - `enabled`: the endpoint's own on/off switch, for Chat dialects that have one
       (`thinking: {"type": ...}` on DeepSeek, Kimi and Z.AI, `enable_thinking` on DashScope,
       `think` on Ollama, `reasoning.enabled` on OpenRouter and Together, the chat template's
@@ -113,6 +127,8 @@ class OpenAIThinking:
 
     effort: ReasoningEffort | None = None
     summary: ReasoningSummary | None = None
+    context: ReasoningContext | None = None
+    mode: ReasoningMode | str | None = None
     enabled: bool | None = None
     format: ReasoningFormat | None = None
     split: bool | None = None
@@ -130,6 +146,14 @@ class OpenAIThinking:
                 f"summary must be one of {', '.join(map(repr, _SUMMARIES))} or None, "
                 f"got {self.summary!r}"
             )
+        if self.context is not None and self.context not in _CONTEXTS:
+            raise ConfigurationError(
+                f"context must be one of {', '.join(map(repr, _CONTEXTS))} or None, "
+                f"got {self.context!r}"
+            )
+        mode = cast("object", self.mode)
+        if mode is not None and (not isinstance(mode, str) or not mode):
+            raise ConfigurationError(f"mode must be a non-empty string or None, got {mode!r}")
         if self.format is not None and self.format not in _FORMATS:
             raise ConfigurationError(
                 f"format must be one of {', '.join(map(repr, _FORMATS))} or None, "
@@ -147,12 +171,13 @@ class OpenAIThinking:
 
     def to_param(self) -> dict[str, str]:
         """The Responses `reasoning` parameter: the keys that are set."""
-        param: dict[str, str] = {}
-        if self.effort is not None:
-            param["effort"] = self.effort
-        if self.summary is not None:
-            param["summary"] = self.summary
-        return param
+        fields = (
+            ("effort", self.effort),
+            ("summary", self.summary),
+            ("context", self.context),
+            ("mode", self.mode),
+        )
+        return {key: value for key, value in fields if value is not None}
 
 
 STREAM_BREAKS: tuple[type[BaseException], ...] = (

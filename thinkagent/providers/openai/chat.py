@@ -95,6 +95,10 @@ __all__ = ["OpenAIChatModel"]
 
 _REASONING_MODEL = re.compile(r"^(?:o\d|gpt-5|codex-)")
 
+SKIP_SIGNATURE = "skip_thought_signature_validator"
+"""The dummy thought signature Gemini documents for function calls it did not sign
+(ai.google.dev/gemini-api/docs/thought-signatures)."""
+
 _FINISH: Mapping[str, FinishReason] = {
     "stop": "stop",
     "tool_calls": "tool_call",
@@ -147,15 +151,18 @@ class OpenAIChatModel(OpenAIAdapter):
         extra_body: Mapping[str, Any] | None = None,
         extra_headers: Mapping[str, str] | None = None,
     ) -> None:
-        if isinstance(thinking, OpenAIThinking) and thinking.summary is not None:
-            raise ConfigurationError(
-                "Chat Completions has no reasoning summary: leave OpenAIThinking.summary unset "
-                "(or use OpenAIResponsesModel, which has one)"
-            )
+        if isinstance(thinking, OpenAIThinking):
+            for name in ("summary", "context", "mode"):
+                if getattr(thinking, name) is not None:
+                    raise ConfigurationError(
+                        f"Chat Completions has no reasoning {name}: leave OpenAIThinking.{name} "
+                        "unset (or use OpenAIResponsesModel, which has one)"
+                    )
         given = resolve_dialect(dialect) if dialect is not None else None
         if client is None:
             client = _client_from_environment(given)
-        self._dialect = given if given is not None else resolve_dialect(None, client)
+        host = given if given is not None else resolve_dialect(None, client)
+        self._dialect = host.for_model(model_name)
         if isinstance(thinking, OpenAIThinking):
             check_thinking_config(self._dialect, thinking)
         super().__init__(
@@ -193,7 +200,8 @@ class OpenAIChatModel(OpenAIAdapter):
 
     @property
     def dialect(self) -> ChatDialect:
-        """The endpoint's dialect: its name is the scope this model's messages are tagged with."""
+        """The endpoint's dialect for this model (the host's variant for its family, where it
+        has one): its name is the scope this model's messages are tagged with."""
         return self._dialect
 
     @property
@@ -214,7 +222,7 @@ class OpenAIChatModel(OpenAIAdapter):
         """The request's keyword arguments and the warnings for what had to be adjusted."""
         settings = merge_settings(self.settings, request.settings)
         self._profile.media.check(request.messages)
-        messages = self.build_messages(request.messages)
+        messages, replay_warnings = self._messages(request.messages)
         if request.instructions:
             messages.insert(0, {"role": self._instructions_role, "content": request.instructions})
         params: dict[str, Any] = {"model": self.model_name, "messages": messages}
@@ -249,7 +257,7 @@ class OpenAIChatModel(OpenAIAdapter):
         )
         body = {**thinking.body, **self._extra_body}
         request_options(params, settings, body, self._extra_headers)
-        return params, tuple(thinking.warnings)
+        return params, (*thinking.warnings, *replay_warnings)
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The `messages` parameter for a history (without the instructions).
@@ -258,14 +266,26 @@ class OpenAIChatModel(OpenAIAdapter):
         and documents. Assistant turns send their text and tool calls (arguments exactly as
         received); their reasoning goes back only where the dialect's `replay` rule asks, in the
         shape it came in (its field, its `reasoning_details` items, its content chunks, or
-        inline between its tags), and only when it was recorded: nothing is invented, except
-        the empty field of `missing_reasoning="empty"` on another provider's tool-call message.
+        inline between its tags) or inline between tags where `replay_as` says so, and only
+        when it was recorded: nothing is invented, except the empty field of
+        `missing_reasoning` on a tool-call message without reasoning and the documented dummy
+        signature on another provider's tool call (`call_signatures`). A tool call's signature
+        goes back where it came (`extra_content.google.thought_signature`).
         """
+        return self._messages(messages)[0]
+
+    def _messages(
+        self, messages: Sequence[Message]
+    ) -> tuple[list[dict[str, Any]], list[WarningEvent]]:
+        """The `messages` parameter, and the warnings for what was sent in place of reasoning
+        this scope's own messages no longer have (`missing_reasoning="always_empty"`)."""
         sent = for_scope(
             messages, self.scope, foreign_reasoning=self.foreign_reasoning, readable=self._readable
         )
-        replay = _replayed(sent, self._dialect.replay, self.scope)
+        dialect = self._dialect
+        replay = _replayed(sent, dialect.replay, self.scope)
         out: list[dict[str, Any]] = []
+        placeholders: list[int] = []
         for i, message in enumerate(sent):
             if message.role == "user":
                 out += user_items(message, _tool_message, self._user_content)
@@ -273,10 +293,33 @@ class OpenAIChatModel(OpenAIAdapter):
             own = message.scope == self.scope and (
                 self._readable is None or self._readable(message)
             )
-            wire = _assistant(message, i in replay, own, self._dialect)
-            if wire is not None:
-                out.append(wire)
-        return out
+            wire = _assistant(message, i in replay, own, dialect)
+            if wire is None:
+                continue
+            field = dialect.reasoning_field
+            missing = dialect.missing_reasoning
+            if (
+                field is not None
+                and "tool_calls" in wire
+                and field not in wire
+                and (missing == "always_empty" or (missing == "empty" and not own))
+            ):
+                wire[field] = ""  # the documented placeholder
+                if own:
+                    placeholders.append(i)
+            out.append(wire)
+        warnings: list[WarningEvent] = []
+        if placeholders:
+            warnings.append(
+                WarningEvent(
+                    "reasoning_placeholder",
+                    f"{len(placeholders)} tool-call message(s) of this scope have no reasoning "
+                    f"(messages {placeholders}): sent with an empty {dialect.reasoning_field}, as "
+                    "the endpoint accepts",
+                    self.scope,
+                )
+            )
+        return out, warnings
 
     def _user_content(self, part: TextPart | Image | Document) -> dict[str, Any]:
         if isinstance(part, TextPart):
@@ -335,7 +378,12 @@ class OpenAIChatModel(OpenAIAdapter):
         for call in message.tool_calls or ():
             if call.type == "function":
                 parts.append(
-                    ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments)
+                    ToolCall(
+                        id=call.id,
+                        name=call.function.name,
+                        arguments=call.function.arguments,
+                        signature=_call_signature(call) if self._dialect.call_signatures else None,
+                    )
                 )
         details = _details(choice.finish_reason, message.refusal, unknown)
         return ModelResponse(
@@ -626,13 +674,29 @@ class _ChatStream:
 
 
 def _tool_call(builder: StreamBuilder, call: ChoiceDeltaToolCall) -> ToolCallDelta | None:
-    """Fold a tool-call fragment into the call its index names."""
+    """Fold a tool-call fragment into the call its index names (with its signature, where one
+    rides on it: only Gemini's OpenAI-compatible endpoint sends one)."""
     function = call.function
+    signature = _call_signature(call)
     if function is None:
-        return builder.tool_call(call.index, id=call.id)
+        return builder.tool_call(call.index, id=call.id, signature=signature)
     return builder.tool_call(
-        call.index, id=call.id, name=function.name, arguments=function.arguments or ""
+        call.index,
+        id=call.id,
+        name=function.name,
+        arguments=function.arguments or "",
+        signature=signature,
     )
+
+
+def _call_signature(call: object) -> str | None:
+    """A tool call's `extra_content.google.thought_signature` (Gemini's OpenAI-compatible
+    endpoint), kept as it came."""
+    extra = cast("Mapping[str, object]", getattr(call, "model_extra", None) or {})
+    content = plain(extra.get("extra_content"))
+    google = plain(content.get("google")) if content is not None else None
+    signature = google.get("thought_signature") if google is not None else None
+    return signature if isinstance(signature, str) and signature else None
 
 
 def _reasoning(extra: Mapping[str, Any] | None, fields: Sequence[str]) -> str | None:
@@ -688,6 +752,7 @@ def _assistant(
     as `thinking` chunks), its reasoning in the dialect's field or as `reasoning_details`, its
     tool calls; None when it has nothing to send."""
     source = dialect.reasoning
+    inline = source == "think_tags" or dialect.replay_as == "think_tags"
     segments: list[tuple[bool, str]] = []
     chunks: list[dict[str, Any]] = []
     texts: list[str] = []
@@ -702,6 +767,8 @@ def _assistant(
                 details.append(part)
             elif part.redacted is not None or not part.text:
                 continue  # no text to send in any shape but its own item
+            elif dialect.replay_as == "think_tags":
+                segments.append((True, part.text))
             elif source == "content_chunks":
                 chunks.append(thinking_chunk(part))
             elif source == "think_tags":
@@ -713,19 +780,23 @@ def _assistant(
                 segments.append((False, part.text))
                 chunks.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolCall):
-            calls.append(
-                {
-                    "id": part.id,
-                    "type": "function",
-                    "function": {"name": part.name, "arguments": arguments_json(part)},
-                }
-            )
+            call: dict[str, Any] = {
+                "id": part.id,
+                "type": "function",
+                "function": {"name": part.name, "arguments": arguments_json(part)},
+            }
+            signature = part.signature if own else None
+            if dialect.call_signatures and not own and not calls:
+                signature = SKIP_SIGNATURE  # the documented dummy for another model's turn
+            if dialect.call_signatures and signature is not None:
+                call["extra_content"] = {"google": {"thought_signature": signature}}
+            calls.append(call)
     # what this version did not know goes back in place, to its own scope only (the unknown
     # reasoning items with the reasoning, the unknown content chunks with the content)
     provider = (message.provider_details or {}) if own else {}
     unknown_chunks = provider.get(UNKNOWN_CONTENT)
     content: str | list[Any]
-    if source == "think_tags":
+    if inline:
         content = join_think_tags(segments, dialect.tags)
     elif any(c["type"] == "thinking" for c in chunks) or unknown_chunks:
         content = _with_unknown(chunks, unknown_chunks, "chunk")
@@ -742,8 +813,6 @@ def _assistant(
         wire[DETAILS_KEY] = items
     if texts:
         wire[field or "reasoning_content"] = "\n\n".join(texts)
-    elif field is not None and calls and not own and dialect.missing_reasoning == "empty":
-        wire[field] = ""  # the documented placeholder: another provider's turn
     if calls:
         wire["tool_calls"] = calls
     elif wire["content"] is None:

@@ -12,8 +12,9 @@ ChatDialect("my-gateway", reasoning="reasoning", replay="tool_turns")
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, cast, get_args
 from urllib.parse import urlsplit
 
@@ -29,6 +30,7 @@ __all__ = [
     "MissingReasoning",
     "ReasoningSource",
     "ReplayRule",
+    "ReplayShape",
     "ThinkingSwitch",
     "resolve_dialect",
 ]
@@ -59,12 +61,23 @@ ReplayRule = Literal["never", "tool_loop", "tool_turns", "always"]
   earlier (a turn runs from one user prompt to the next): DeepSeek's thinking-mode rule;
 - `always`: every assistant message."""
 
-MissingReasoning = Literal["omit", "empty"]
-"""What an assistant tool-call message from another provider carries (its reasoning, if any, is
-not this endpoint's and is dropped): `omit` sends no reasoning field; `empty` sends the field
-empty (`"reasoning_content": ""`), the placeholder DeepSeek and Kimi accept where they otherwise
-refuse a tool-call message without reasoning while thinking is on. This endpoint's own messages
-never get it: one that lost its reasoning gets the service's refusal, not a silent gap."""
+ReplayShape = Literal["received", "think_tags"]
+"""The shape reasoning goes back in: `received`, the one it came in (its field, its
+`reasoning_details` items, its content chunks, or inline between tags); `think_tags`, inline at
+the start of the content between the dialect's `tags` whatever it came in (GLM on Cerebras
+returns it in a field but reads it back only from the content)."""
+
+MissingReasoning = Literal["omit", "empty", "always_empty"]
+"""What an assistant tool-call message without this scope's reasoning carries:
+- `omit`: no reasoning field;
+- `empty`: the field empty (`"reasoning_content": ""`) on another provider's messages (their
+  reasoning, if any, is not this endpoint's and is dropped): the placeholder DeepSeek accepts
+  where it otherwise refuses a tool-call message without reasoning while thinking is on. This
+  endpoint's own messages never get it: one that lost its reasoning gets the service's refusal,
+  not a silent gap;
+- `always_empty`: the field empty on every such message, this endpoint's own too, with a
+  `reasoning_placeholder` warning for its own (Kimi checks only that the field is there: turns
+  that never had reasoning, or lost it, are sent so by its users' clients)."""
 
 ThinkingSwitch = Literal[
     "reasoning_effort",
@@ -78,6 +91,7 @@ ThinkingSwitch = Literal[
     "vllm",
     "reasoning_format",
     "minimax",
+    "fireworks",
     "none",
 ]
 """How a dialect turns reasoning on and off and sets its level (see `docs/providers/openai.md`):
@@ -94,13 +108,15 @@ ThinkingSwitch = Literal[
 - `reasoning_format`: `reasoning_format` (`parsed`, `raw`, `hidden`) and `reasoning_effort`
   (Groq, Cerebras);
 - `minimax`: `reasoning_split` (the model always thinks);
+- `fireworks`: `reasoning_effort` and `reasoning_history` (`interleaved` or `preserved`);
 - `none`: no switch (the model thinks as it was served)."""
 
 _SOURCES: tuple[str, ...] = get_args(ReasoningSource)
 _RULES: tuple[str, ...] = get_args(ReplayRule)
+_SHAPES: tuple[str, ...] = get_args(ReplayShape)
 _MISSING: tuple[str, ...] = get_args(MissingReasoning)
 _SWITCHES: tuple[str, ...] = get_args(ThinkingSwitch)
-_EFFORTS = frozenset({"none", "minimal", "low", "medium", "high", "xhigh", "max"})
+_EFFORTS = frozenset({"none", "minimal", "low", "medium", "high", "xhigh", "max", "default"})
 _FIELDS: Mapping[str, str] = {
     "reasoning_content": "reasoning_content",
     "reasoning": "reasoning",
@@ -125,13 +141,19 @@ class ChatDialect:
     - `name`: the provider scope of the messages it produces (`"deepseek"`...): reasoning
       goes back only to this scope.
     - `reasoning`: where the reasoning comes from (`ReasoningSource`).
-    - `replay`: when it goes back (`ReplayRule`), in the shape it came (the same field, the
-      `reasoning_details` array, `thinking` content chunks, or inline between `tags`).
+    - `replay`: when it goes back (`ReplayRule`), in the shape `replay_as` says
+      (`ReplayShape`: by default the one it came in: the same field, the `reasoning_details`
+      array, `thinking` content chunks, or inline between `tags`).
     - `missing_reasoning`: what a tool-call message without reasoning of this scope carries
       (`MissingReasoning`).
     - `switch`: the request fields that turn reasoning on and off and set its level
       (`ThinkingSwitch`); `efforts` the `reasoning_effort` values the endpoint takes (None:
-      OpenAI's, by model). `ModelSettings(thinking=...)` maps onto them.
+      OpenAI's, by model); `can_disable` False where the model always thinks (a request to
+      turn it off is not sent, with a warning). `ModelSettings(thinking=...)` maps onto them.
+    - `call_signatures`: tool calls carry a signature in
+      `extra_content.google.thought_signature` (Gemini's OpenAI-compatible endpoint): kept on
+      each `ToolCall` and sent back in place; another provider's tool-call message gets the
+      documented `skip_thought_signature_validator` on its first call.
     - `tags`: the opening and closing reasoning tags for `think_tags`.
     - `max_tokens_param`: the request field `max_tokens` settings go to.
     - `developer_role`: send instructions as a `developer` message to reasoning models
@@ -144,6 +166,10 @@ class ChatDialect:
     - `hosts`: base-URL hosts it is recognised by (a host or a parent domain).
     - `base_url`, `api_key_env`: where a client built from the environment points
       (`<NAME>_BASE_URL` overrides `base_url`).
+    - `variants`: `(pattern, dialect)` pairs for hosts that serve several model families with
+      different rules (Cerebras: GLM and gpt-oss): the first whose `fnmatch` pattern matches
+      the lower-case model name is the dialect of that model (`for_model`). A variant keeps
+      the host's name (its scope).
 
     ```python
     ChatDialect("my-vllm", reasoning="reasoning", replay="tool_loop", switch="vllm")
@@ -153,9 +179,12 @@ class ChatDialect:
     name: str
     reasoning: ReasoningSource = "auto"
     replay: ReplayRule = "never"
+    replay_as: ReplayShape = "received"
     missing_reasoning: MissingReasoning = "omit"
     switch: ThinkingSwitch = "reasoning_effort"
     efforts: tuple[str, ...] | None = ("low", "medium", "high")
+    can_disable: bool = True
+    call_signatures: bool = False
     tags: tuple[str, str] = DEFAULT_TAGS
     max_tokens_param: Literal["max_completion_tokens", "max_tokens"] = "max_tokens"
     developer_role: bool = False
@@ -165,26 +194,50 @@ class ChatDialect:
     hosts: tuple[str, ...] = ()
     base_url: str | None = None
     api_key_env: str | None = None
+    variants: tuple[tuple[str, ChatDialect], ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ConfigurationError("a dialect needs a name (its provider scope)")
         _one_of("reasoning", self.reasoning, _SOURCES)
         _one_of("replay", self.replay, _RULES)
+        _one_of("replay_as", self.replay_as, _SHAPES)
         _one_of("missing_reasoning", self.missing_reasoning, _MISSING)
         _one_of("switch", self.switch, _SWITCHES)
-        if self.replay != "never" and self.reasoning in ("none", "auto"):
+        if (
+            self.replay != "never"
+            and self.replay_as == "received"
+            and self.reasoning in ("none", "auto")
+        ):
             raise ConfigurationError(
                 f"dialect {self.name!r} replays reasoning but reasoning={self.reasoning!r} names "
                 "no shape to send it in: use 'reasoning_content', 'reasoning', "
-                "'reasoning_details', 'content_chunks' or 'think_tags'"
+                "'reasoning_details', 'content_chunks' or 'think_tags', or replay_as='think_tags'"
             )
-        if self.missing_reasoning == "empty" and self.reasoning_field is None:
+        if self.missing_reasoning != "omit" and self.reasoning_field is None:
             raise ConfigurationError(
-                f"dialect {self.name!r}: missing_reasoning='empty' sends an empty reasoning "
-                "field, so reasoning must be 'reasoning_content', 'reasoning' or "
+                f"dialect {self.name!r}: missing_reasoning={self.missing_reasoning!r} sends an "
+                "empty reasoning field, so reasoning must be 'reasoning_content', 'reasoning' or "
                 "'reasoning_details'"
             )
+        for flag in ("can_disable", "call_signatures"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigurationError(f"dialect {flag} must be True or False")
+        variants: object = self.variants
+        if not isinstance(variants, tuple) or not all(  # pyright: ignore[reportUnnecessaryIsInstance]
+            isinstance(v, tuple)
+            and len(cast("tuple[object, ...]", v)) == 2
+            and isinstance(cast("tuple[object, ...]", v)[0], str)
+            and isinstance(cast("tuple[object, ...]", v)[1], ChatDialect)
+            for v in cast("tuple[object, ...]", variants)
+        ):
+            raise ConfigurationError("dialect variants must be a tuple of (pattern, ChatDialect)")
+        for pattern, variant in self.variants:
+            if variant.name != self.name:
+                raise ConfigurationError(
+                    f"dialect {self.name!r}: variant {pattern!r} is named {variant.name!r}; a "
+                    "variant keeps its host's name (its scope)"
+                )
         if self.efforts is not None:
             unknown = [e for e in self.efforts if e not in _EFFORTS]
             if not isinstance(self.efforts, tuple) or unknown:  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -203,11 +256,30 @@ class ChatDialect:
         ):
             raise ConfigurationError("dialect hosts must be a tuple of host names")
 
+    def for_model(self, model_name: str) -> ChatDialect:
+        """The dialect of `model_name` on this host: the first variant whose pattern matches
+        the lower-case name, else this dialect."""
+        lower = model_name.lower()
+        for pattern, variant in self.variants:
+            if fnmatch.fnmatchcase(lower, pattern):
+                return variant
+        return self
+
+    def variant(self, pattern: str, **changes: object) -> tuple[str, ChatDialect]:
+        """A `(pattern, dialect)` pair for `variants`: this dialect with `changes` (and no
+        variants of its own)."""
+        return pattern, replace(self, variants=(), **changes)  # pyright: ignore[reportArgumentType]
+
     @property
     def reasoning_field(self) -> str | None:
         """The message field reasoning text goes back in (None: another shape, or none);
         `reasoning_details` items go back in their own array."""
         return _FIELDS.get(self.reasoning)
+
+
+def _with_variants(base: ChatDialect, *variants: tuple[str, dict[str, object]]) -> ChatDialect:
+    """`base` with a variant per `(pattern, changes)`."""
+    return replace(base, variants=tuple(base.variant(p, **c) for p, c in variants))
 
 
 def _one_of(name: str, value: object, allowed: tuple[str, ...]) -> None:
@@ -253,12 +325,13 @@ DIALECTS: Mapping[str, ChatDialect] = {
             api_key_env="DEEPSEEK_API_KEY",
         ),
         # platform.moonshot.ai/docs/guide/use-kimi-k2-thinking-model: with thinking on, every
-        # assistant tool-call message carries its reasoning_content.
+        # assistant tool-call message carries its reasoning_content (its check tests only that
+        # the field is there: anomalyco/opencode#10996).
         ChatDialect(
             "moonshot",
             reasoning="reasoning_content",
             replay="always",
-            missing_reasoning="empty",
+            missing_reasoning="always_empty",
             switch="kimi",
             efforts=(),
             media=_VISION,
@@ -267,17 +340,23 @@ DIALECTS: Mapping[str, ChatDialect] = {
             api_key_env="MOONSHOT_API_KEY",
         ),
         # docs.z.ai/guides/capabilities/thinking-mode: interleaved thinking wants the reasoning
-        # returned with the tool results; preserved thinking wants all of it, unmodified.
-        ChatDialect(
-            "zai",
-            reasoning="reasoning_content",
-            replay="always",
-            switch="zai",
-            efforts=(),
-            media=_VISION,
-            hosts=("z.ai", "bigmodel.cn"),
-            base_url="https://api.z.ai/api/paas/v4",
-            api_key_env="ZAI_API_KEY",
+        # returned with the tool results; preserved thinking wants all of it, unmodified
+        # (`clear_thinking` inside the thinking object). GLM-5.2 and 5.3 take reasoning_effort
+        # low, high, max; GLM-5.3 always thinks (pydantic-ai models/zai.py).
+        _with_variants(
+            ChatDialect(
+                "zai",
+                reasoning="reasoning_content",
+                replay="always",
+                switch="zai",
+                efforts=(),
+                media=_VISION,
+                hosts=("z.ai", "bigmodel.cn"),
+                base_url="https://api.z.ai/api/paas/v4",
+                api_key_env="ZAI_API_KEY",
+            ),
+            ("glm-5.3*", {"efforts": ("low", "high", "max"), "can_disable": False}),
+            ("glm-5.2*", {"efforts": ("low", "high", "max")}),
         ),
         # openrouter.ai/docs/use-cases/reasoning-tokens: pass reasoning_details back unmodified.
         ChatDialect(
@@ -303,47 +382,107 @@ DIALECTS: Mapping[str, ChatDialect] = {
             base_url="https://api.mistral.ai/v1",
             api_key_env="MISTRAL_API_KEY",
         ),
-        # docs.x.ai/docs/guides/reasoning: grok-3-mini returns reasoning_content.
-        ChatDialect(
-            "xai",
-            reasoning="reasoning_content",
-            replay="always",
-            efforts=("none", "low", "medium", "high"),
-            media=_VISION,
-            hosts=("x.ai",),
-            base_url="https://api.x.ai/v1",
-            api_key_env="XAI_API_KEY",
+        # docs.x.ai/docs/guides/reasoning: grok-3-mini returns reasoning_content (effort low or
+        # high); grok-4.3 takes none to high, grok-4.5 low to high (always on), grok-4 none.
+        _with_variants(
+            ChatDialect(
+                "xai",
+                reasoning="reasoning_content",
+                replay="always",
+                efforts=("none", "low", "medium", "high"),
+                media=_VISION,
+                hosts=("x.ai",),
+                base_url="https://api.x.ai/v1",
+                api_key_env="XAI_API_KEY",
+            ),
+            ("grok-4.5*", {"efforts": ("low", "medium", "high")}),
+            ("grok-4.3*", {"efforts": ("none", "low", "medium", "high")}),
+            ("grok-3-mini*", {"efforts": ("low", "high")}),
+            ("grok-4", {"efforts": ()}),
+            ("grok-4-0709", {"efforts": ()}),
         ),
         # vLLM 0.16+ and SGLang: the `reasoning` field, read back on input (interleaved
         # thinking); the switch goes through the chat template.
         ChatDialect("vllm", reasoning="reasoning", replay="always", switch="vllm"),
-        ChatDialect(
-            "groq",
-            reasoning="reasoning",
-            switch="reasoning_format",
-            max_tokens_param="max_completion_tokens",
-            media=_VISION,
-            hosts=("groq.com",),
-            base_url="https://api.groq.com/openai/v1",
-            api_key_env="GROQ_API_KEY",
+        # console.groq.com/docs/reasoning: Qwen 3 takes reasoning_effort none or default
+        # ("`reasoning_effort` must be one of `none` or `default`", earendil-works/pi#1745),
+        # gpt-oss low to high.
+        _with_variants(
+            ChatDialect(
+                "groq",
+                reasoning="reasoning",
+                switch="reasoning_format",
+                max_tokens_param="max_completion_tokens",
+                media=_VISION,
+                hosts=("groq.com",),
+                base_url="https://api.groq.com/openai/v1",
+                api_key_env="GROQ_API_KEY",
+            ),
+            ("qwen/qwen3*", {"efforts": ("none", "default")}),
         ),
-        ChatDialect(
-            "cerebras",
-            reasoning="reasoning",
-            switch="reasoning_format",
-            max_tokens_param="max_completion_tokens",
-            hosts=("cerebras.ai",),
-            base_url="https://api.cerebras.ai/v1",
-            api_key_env="CEREBRAS_API_KEY",
+        # inference-docs.cerebras.ai/capabilities/reasoning: reasoning in the `reasoning` field
+        # (parsed); gpt-oss may take it back there, GLM reads earlier reasoning only from the
+        # content, as <think>...</think>.
+        _with_variants(
+            ChatDialect(
+                "cerebras",
+                reasoning="reasoning",
+                switch="reasoning_format",
+                max_tokens_param="max_completion_tokens",
+                hosts=("cerebras.ai",),
+                base_url="https://api.cerebras.ai/v1",
+                api_key_env="CEREBRAS_API_KEY",
+            ),
+            ("*glm*", {"replay": "always", "replay_as": "think_tags"}),
+            ("gpt-oss*", {"replay": "tool_loop"}),
         ),
+        # docs.together.ai/docs/inference/chat/reasoning: `reasoning` on most models,
+        # `reasoning_content` on GLM-5.3 (always thinks; effort low to max).
+        _with_variants(
+            ChatDialect(
+                "together",
+                reasoning="reasoning",
+                switch="together",
+                media=_VISION,
+                hosts=("together.xyz", "together.ai"),
+                base_url="https://api.together.xyz/v1",
+                api_key_env="TOGETHER_API_KEY",
+            ),
+            (
+                "zai-org/glm-5.3*",
+                {
+                    "reasoning": "reasoning_content",
+                    "efforts": ("low", "medium", "high", "max"),
+                    "can_disable": False,
+                },
+            ),
+        ),
+        # docs.fireworks.ai/guides/reasoning: `reasoning_content`; reasoning_history decides
+        # which earlier reasoning the model sees (docs.fireworks.ai/fine-tuning/thinking-history),
+        # so all of it goes back.
         ChatDialect(
-            "together",
-            reasoning="reasoning",
-            switch="together",
+            "fireworks",
+            reasoning="reasoning_content",
+            replay="always",
+            switch="fireworks",
             media=_VISION,
-            hosts=("together.xyz", "together.ai"),
-            base_url="https://api.together.xyz/v1",
-            api_key_env="TOGETHER_API_KEY",
+            hosts=("fireworks.ai",),
+            base_url="https://api.fireworks.ai/inference/v1",
+            api_key_env="FIREWORKS_API_KEY",
+        ),
+        # ai.google.dev/gemini-api/docs/openai: thought signatures ride on the tool calls in
+        # extra_content.google.thought_signature and are checked like the native API's
+        # (continuedev/continue#8865); thoughts, when asked for, come inline as <thought> tags.
+        ChatDialect(
+            "gemini-openai",
+            reasoning="think_tags",
+            efforts=("minimal", "low", "medium", "high"),
+            tags=("<thought>", "</thought>"),
+            call_signatures=True,
+            media=_VISION,
+            hosts=("generativelanguage.googleapis.com",),
+            base_url="https://generativelanguage.googleapis.com/v1beta/openai/",
+            api_key_env="GEMINI_API_KEY",
         ),
         ChatDialect(
             "ollama",
@@ -390,6 +529,7 @@ _ALIASES: Mapping[str, str] = {
     "dashscope": "qwen",
     "grok": "xai",
     "magistral": "mistral",
+    "gemini": "gemini-openai",
 }
 
 

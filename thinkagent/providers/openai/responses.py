@@ -28,6 +28,8 @@ show. See `docs/providers/openai.md`.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
 from typing import Any, cast
 
@@ -51,13 +53,14 @@ from openai.types.responses import (
 )
 from pydantic import JsonValue
 
-from ...errors import ConfigurationError, ProviderError
-from ...history import ForeignReasoning, for_scope
+from ...errors import ConfigurationError, HistoryError, ProviderError
+from ...history import ForeignReasoning, HistoryProcessor, for_scope
 from ...messages import (
     Document,
     FinishReason,
     Image,
     Message,
+    OpaqueBlock,
     Part,
     ProviderDetails,
     TextPart,
@@ -85,12 +88,13 @@ from ..base import (
     ModelSettings,
     ModelStreamEvent,
 )
-from ._thinking import responses_effort
+from ._thinking import default_context, responses_effort
 from ._wire import (
     SDK_ERRORS,
     STREAM_BREAKS,
     OpenAIAdapter,
     OpenAIThinking,
+    add_hint,
     client_from_environment,
     data_url,
     file_name,
@@ -103,9 +107,12 @@ from ._wire import (
 __all__ = [
     "AZURE_RESPONSES_SCOPE",
     "LOCAL_RESPONSES_SCOPE",
+    "MANTLE_SCOPE",
     "RESPONSES_SCOPE",
+    "BedrockMantleModel",
     "OpenAIResponsesModel",
     "responses_scope",
+    "without_reasoning",
 ]
 
 RESPONSES_SCOPE = "openai-responses"
@@ -118,7 +125,15 @@ AZURE_RESPONSES_SCOPE = "azure-responses"
 LOCAL_RESPONSES_SCOPE = "openai-responses@localhost"
 """The scope of messages from a Responses server on this machine (any port)."""
 
+MANTLE_SCOPE = "bedrock-mantle"
+"""The scope of messages from Bedrock Mantle, the Responses API Bedrock runs (its reasoning is
+issued by Bedrock), as `bedrock-mantle@<region>`."""
+
 _AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
+_MANTLE_HOST = re.compile(r"^bedrock-mantle\.([a-z0-9-]+)\.api\.aws$")
+_UNREADABLE_ITEM = re.compile(
+    r"(?:for item|Item with id) '?((?:rs|cmp|msg|fc)_[A-Za-z0-9_\-]+|[^\s']+)'?"
+)
 
 _DEFAULT_THINKING = OpenAIThinking(summary="auto")
 """Without a thinking config: the model's default effort, with summaries to show."""
@@ -165,7 +180,8 @@ def responses_scope(client: object) -> str:
     client or an Azure OpenAI host (`*.openai.azure.com`, `*.cognitiveservices.azure.com`, as
     used with a plain client on Azure's `/openai/v1/` path), `"openai-responses@localhost"` for
     any server on this machine (`localhost`, `127.*`, `::1`, whatever its port: a local server,
-    the emulator, whose ports change from run to run), and `"openai-responses@<host>"` (with the
+    the emulator, whose ports change from run to run), `"bedrock-mantle@<region>"` for Bedrock
+    Mantle (`bedrock-mantle.<region>.api.aws`), and `"openai-responses@<host>"` (with the
     port when it is not the scheme's default) for any other endpoint: a gateway, another
     vendor's Responses API. Encrypted reasoning from one of these is never replayed to another;
     give `scope=` to tell two local servers apart.
@@ -180,6 +196,9 @@ def responses_scope(client: object) -> str:
         return RESPONSES_SCOPE
     if host.split(":")[0].endswith(_AZURE_HOSTS):
         return AZURE_RESPONSES_SCOPE
+    mantle = _MANTLE_HOST.match(host)
+    if mantle is not None:
+        return f"{MANTLE_SCOPE}@{mantle.group(1)}"
     return f"{RESPONSES_SCOPE}@{host}"
 
 
@@ -188,14 +207,20 @@ class OpenAIResponsesModel(OpenAIAdapter):
     `openai.AsyncAzureOpenAI`).
 
     - `client`: your client; built from the environment (`OPENAI_API_KEY`...) when omitted.
-    - `thinking`: an `OpenAIThinking`, sent as `reasoning` (`to_param()`). Omitted: the model's
-      default effort with `summary="auto"`, so thinking blocks carry visible text.
+    - `thinking`: an `OpenAIThinking`, sent as `reasoning` (`to_param()`: effort, summary,
+      context, mode). Omitted: the model's default effort with `summary="auto"`, so thinking
+      blocks carry visible text.
     - `store`: `False` by default: nothing is kept server-side, every reasoning item comes back
       with its `encrypted_content` and is replayed in full.
-    - `scope`: the provider scope of this model's messages (its reasoning items are only
-      replayed there); by default from the client (`responses_scope`): `"openai-responses"` on
-      api.openai.com, `"azure-responses"` on Azure OpenAI, `"openai-responses@<host[:port]>"`
-      on any other endpoint.
+    - `compact_threshold`: turn on server-side compaction (`context_management` with this
+      `compact_threshold`): past that many input tokens the service compacts the conversation
+      into an encrypted `compaction` item, kept as an `OpaqueBlock`; what came before the
+      latest one is no longer sent.
+    - `scope`: the provider scope of this model's messages (its reasoning and compaction items
+      are only replayed there); by default from the client (`responses_scope`):
+      `"openai-responses"` on api.openai.com, `"azure-responses"` on Azure OpenAI,
+      `"bedrock-mantle@<region>"` on Bedrock Mantle, `"openai-responses@<host[:port]>"` on any
+      other endpoint.
     - `foreign_reasoning`: what happens to reasoning from another scope: `"drop"` (default)
       or `"text"` (sent as plain assistant text).
     - `settings`: default `ModelSettings`, under each request's own.
@@ -209,6 +234,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
         client: openai.AsyncOpenAI | None = None,
         thinking: OpenAIThinking | None = None,
         store: bool = False,
+        compact_threshold: int | None = None,
         scope: str | None = None,
         foreign_reasoning: ForeignReasoning = "drop",
         settings: ModelSettings | None = None,
@@ -226,8 +252,16 @@ class OpenAIResponsesModel(OpenAIAdapter):
             if extra:
                 raise ConfigurationError(
                     f"the Responses API has no switch for OpenAIThinking.{extra[0]}: set "
-                    "effort (and summary), or use OpenAIChatModel with the endpoint's dialect"
+                    "effort, summary, context or mode, or use OpenAIChatModel with the "
+                    "endpoint's dialect"
                 )
+        threshold = cast("object", compact_threshold)
+        if threshold is not None and (
+            not isinstance(threshold, int) or isinstance(threshold, bool) or threshold < 1
+        ):
+            raise ConfigurationError(
+                f"compact_threshold must be a positive int or None, got {threshold!r}"
+            )
         super().__init__(
             model_name,
             client=client,
@@ -239,11 +273,17 @@ class OpenAIResponsesModel(OpenAIAdapter):
             extra_headers=extra_headers,
         )
         self._store = store
+        self._compact_threshold = compact_threshold
 
     @property
     def store(self) -> bool:
         """Whether the service keeps responses (`store`); False: reasoning travels encrypted."""
         return self._store
+
+    @property
+    def compact_threshold(self) -> int | None:
+        """The input tokens past which the service compacts the conversation (None: never)."""
+        return self._compact_threshold
 
     @property
     def profile(self) -> ModelProfile:
@@ -264,23 +304,29 @@ class OpenAIResponsesModel(OpenAIAdapter):
         """The request's keyword arguments and the warnings for what had to be adjusted."""
         settings = merge_settings(self.settings, request.settings)
         _PROFILE.media.check(request.messages)
+        items, warnings = self._input(request.messages)
         params: dict[str, Any] = {
             "model": self.model_name,
-            "input": self.build_messages(request.messages),
+            "input": items,
             "store": self._store,
             "include": ["reasoning.encrypted_content"],
         }
         if request.instructions:
             params["instructions"] = request.instructions
         thinking = self.thinking or _DEFAULT_THINKING
-        effort, warnings = responses_effort(
+        effort, effort_warnings = responses_effort(
             self.model_name, thinking, settings.get("thinking"), scope=self.scope
         )
-        reasoning = {
-            k: v for k, v in (("effort", effort), ("summary", thinking.summary)) if v is not None
-        }
+        warnings += effort_warnings
+        reasoning = {k: v for k, v in thinking.to_param().items() if k != "effort"}
+        if effort is not None:
+            reasoning = {"effort": effort, **reasoning}
         if reasoning:
             params["reasoning"] = reasoning
+        if self._compact_threshold is not None:
+            params["context_management"] = [
+                {"type": "compaction", "compact_threshold": self._compact_threshold}
+            ]
         if request.tools:
             params["tools"] = [
                 {
@@ -331,25 +377,71 @@ class OpenAIResponsesModel(OpenAIAdapter):
         - This scope's assistant turns, item by item in their original order: reasoning items
           as they came (`id`, `summary`, `encrypted_content`, and `content` when it came),
           function calls with their `fc_` id and exact arguments, text as output messages with
-          their `msg_` id. A reasoning item goes back only immediately before the item that
-          followed it: when that item is not sent, neither is the reasoning; a reasoning item
-          goes back when it can be read there: with its `encrypted_content`, by its id with
-          `store=True`, or, unsigned, with its reasoning text as it came (DeepSeek's
-          `reasoning_text` items). One that cannot (no `encrypted_content` with `store=False`,
-          nothing to read) is left out, and the item after it goes back without its id, so the
-          service never looks for the missing reasoning.
+          their `msg_` id and `phase`, compaction items (and the rest of a compacted window)
+          exactly as they came. A reasoning item goes back only immediately before the item
+          that followed it: when that item is not sent, neither is the reasoning; a reasoning
+          item goes back when it can be read there: with its `encrypted_content`, by its id
+          with `store=True`, or, unsigned, with its reasoning text as it came (DeepSeek's and
+          LM Studio's `reasoning_text` items). One that cannot (no `encrypted_content` with
+          `store=False`, nothing to read) is left out, and the item after it goes back without
+          its id, so the service never looks for the missing reasoning.
+        - Nothing before this scope's latest compaction item: it carries what came before
+          (developers.openai.com/api/docs/guides/compaction). A compacted window from
+          `compact()` goes back whole (the user messages it kept, then its compaction item).
         - Other scopes' turns: text as assistant messages and function calls without item ids;
-          their reasoning is dropped (or sent as text with `foreign_reasoning="text"`).
+          their reasoning and compaction items are dropped (or their reasoning sent as text
+          with `foreign_reasoning="text"`).
         """
+        return self._input(messages)[0]
+
+    def _input(
+        self, messages: Sequence[Message]
+    ) -> tuple[list[dict[str, Any]], list[WarningEvent]]:
+        """The `input` items for a history, and the warnings for what was left out of them: other
+        scopes' reasoning and compaction items, and, when the model sees every earlier turn's
+        reasoning (`reasoning.context` `all_turns`), this scope's reasoning items that are no
+        longer in the history (a history processor removed them)."""
+        sent = for_scope(messages, self.scope, foreign_reasoning=self.foreign_reasoning)
+        start, first_part = _latest_compaction(sent, self.scope)
         out: list[dict[str, Any]] = []
-        for message in for_scope(messages, self.scope, foreign_reasoning=self.foreign_reasoning):
+        removed: list[tuple[int, str]] = []
+        for i in range(start, len(sent)):
+            message = sent[i]
+            parts = message.parts[first_part:] if i == start else message.parts
             if message.role == "user":
                 out += user_items(message, _call_output, _input_content)
             elif message.scope == self.scope:
-                out.extend(_native_items(message.parts, store=self._store))
+                items, missing = _native_items(parts, store=self._store)
+                out += items
+                removed += [(i, item_id) for item_id in missing]
             else:
-                out.extend(_foreign_items(message.parts))
-        return out
+                out.extend(_foreign_items(parts))
+        warnings = [w for w in (_foreign_warning(messages, self.scope),) if w is not None]
+        if removed and self._context(sent) == "all_turns":
+            where = ", ".join(f"{item_id!r} (messages[{i}])" for i, item_id in removed)
+            warnings.append(
+                WarningEvent(
+                    "reasoning_context_trimmed",
+                    f"reasoning.context is all_turns but {len(removed)} reasoning item(s) of "
+                    f"this conversation are no longer in the history: {where}; the items that "
+                    "followed them go without them, and the model no longer sees that reasoning",
+                    self.scope,
+                )
+            )
+        return out, warnings
+
+    def _context(self, messages: Sequence[Message]) -> str:
+        """The `reasoning.context` of a conversation: the one asked for, else the one the
+        service said it used on the latest response, else the model's default."""
+        asked = self.thinking.context if self.thinking is not None else None
+        if asked is not None and asked != "auto":
+            return asked
+        for message in reversed(messages):
+            if message.role == "assistant" and message.scope == self.scope:
+                recorded = (message.provider_details or {}).get("reasoning_context")
+                if isinstance(recorded, str):
+                    return recorded
+        return default_context(self.model_name)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params, warnings = self._prepare(request)
@@ -362,6 +454,46 @@ class OpenAIResponsesModel(OpenAIAdapter):
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
         return ModelResponse(parsed.message, warnings)
+
+    async def compact(
+        self, messages: Sequence[Message], *, instructions: str | None = None
+    ) -> list[Message]:
+        """The history with this conversation compacted by the service
+        (`client.responses.compact`): `messages` as they are, with the compacted window (the
+        user messages it keeps, then its encrypted `compaction` item, each an `OpaqueBlock`
+        kept exactly as it came) added to the last assistant message when it is this scope's,
+        else as an assistant message of its own. Later requests send nothing before that
+        window; nothing recorded is removed.
+
+        Raises `HistoryError` when the last message is another scope's assistant message (the
+        window would have no message of this scope to go in), `ProviderError` for the
+        service's refusal.
+        """
+        history = list(messages)
+        last = history[-1] if history else None
+        if last is not None and last.role == "assistant" and last.scope != self.scope:
+            raise HistoryError(
+                f"the last message is from scope {last.scope!r}: compact a conversation that "
+                f"ends with a user message or with a message of {self.scope!r}",
+                message_index=len(history) - 1,
+            )
+        params: dict[str, Any] = {"model": self.model_name, "input": self.build_messages(history)}
+        if instructions:
+            params["instructions"] = instructions
+        request_options(params, ModelSettings(), self._extra_body, self._extra_headers)
+        try:
+            compacted = await self.client.responses.compact(**params)
+        except SDK_ERRORS as exc:
+            raise self.map_error(exc) from exc
+        window: ProviderDetails = {"compacted": compacted.id}
+        parts = tuple(_opaque(item, window) for item in compacted.output)
+        if last is not None and last.role == "assistant":
+            history[-1] = last.model_copy(update={"parts": (*last.parts, *parts)})
+        else:
+            history.append(
+                Message(role="assistant", parts=parts, scope=self.scope, model=self.model_name)
+            )
+        return history
 
     def parse_response(self, response: Response) -> ModelResponse:
         """The shared form of an SDK `Response`: its output items in order, usage, finish
@@ -398,7 +530,12 @@ class OpenAIResponsesModel(OpenAIAdapter):
         parts = state.builder.message(scope=self.scope, model=state.model).parts
         yield ModelResponse(self._message(state.final, parts), warnings)
 
-    # map_error is OpenAIAdapter's: the service's error as it came, credentials masked.
+    def map_error(self, exc: BaseException) -> BaseException:
+        """The `ProviderError` for an SDK exception (the service's message, status and type,
+        credentials masked), with what to do when the service could not read a reasoning or
+        compaction item of the history; anything else comes back as it is."""
+        error = super().map_error(exc)
+        return _unreadable_item(error) if isinstance(error, ProviderError) else error
 
     @staticmethod
     def map_finish_reason(raw: str | None) -> FinishReason | None:
@@ -408,11 +545,18 @@ class OpenAIResponsesModel(OpenAIAdapter):
         return _FINISH.get(raw) if raw is not None else None
 
     def _message(self, response: Response, parts: Sequence[Part]) -> Message:
-        """The message of a response with its parts (parsed, or built by a stream)."""
+        """The message of a response with its parts (parsed, or built by a stream), and the
+        `reasoning.context` the service says it used."""
         raw = _raw_finish(response)
         finish = self.map_finish_reason(raw)
         if finish == "stop" and any(isinstance(p, ToolCall) for p in parts):
             finish = "tool_call"
+        details: ProviderDetails = {}
+        if raw is not None:
+            details["finish_reason"] = raw
+        context = response.reasoning.context if response.reasoning is not None else None
+        if context is not None:
+            details["reasoning_context"] = context
         return Message(
             role="assistant",
             parts=tuple(parts),
@@ -421,8 +565,102 @@ class OpenAIResponsesModel(OpenAIAdapter):
             id=response.id,
             usage=_usage(response.usage),
             finish_reason=finish,
-            provider_details={"finish_reason": raw} if raw is not None else None,
+            provider_details=details or None,
         )
+
+
+class BedrockMantleModel(OpenAIResponsesModel):
+    """A model behind Bedrock Mantle, the OpenAI-compatible Responses API that Bedrock runs
+    (`https://bedrock-mantle.<region>.api.aws/v1`,
+    docs.aws.amazon.com/bedrock/latest/userguide/bedrock-mantle.html). Its reasoning items are
+    Bedrock's, so its messages have a scope of their own, `bedrock-mantle@<region>`.
+
+    - `region`: the AWS region; by default from the client's host, else `AWS_REGION` or
+      `AWS_DEFAULT_REGION`.
+    - `client`: your `openai.AsyncOpenAI`; built when omitted from the Bedrock API key in
+      `AWS_BEARER_TOKEN_BEDROCK`, pointed at the region's Mantle endpoint.
+
+    Every other option is `OpenAIResponsesModel`'s.
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        region: str | None = None,
+        scope: str | None = None,
+        **options: Any,
+    ) -> None:
+        region = region or _mantle_region(client)
+        if not region:
+            raise ConfigurationError(
+                "no AWS region for Bedrock Mantle: pass region=..., or set AWS_REGION"
+            )
+        if client is None:
+            client = mantle_client(region)
+        super().__init__(
+            model_name, client=client, scope=scope or f"{MANTLE_SCOPE}@{region}", **options
+        )
+        self._region = region
+
+    @property
+    def region(self) -> str:
+        """The AWS region of the Mantle endpoint."""
+        return self._region
+
+
+def mantle_client(region: str) -> openai.AsyncOpenAI:
+    """An `openai.AsyncOpenAI` for Bedrock Mantle in `region`, with the Bedrock API key in
+    `AWS_BEARER_TOKEN_BEDROCK`."""
+    key = os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
+    if not key:
+        raise ConfigurationError(
+            "no Bedrock API key for Bedrock Mantle: set AWS_BEARER_TOKEN_BEDROCK or pass "
+            "client=openai.AsyncOpenAI(...)"
+        )
+    base_url = f"https://bedrock-mantle.{region}.api.aws/v1"
+    return client_from_environment(lambda: openai.AsyncOpenAI(api_key=key, base_url=base_url))
+
+
+def _mantle_region(client: object) -> str | None:
+    """The region a client's Mantle host names, else the environment's."""
+    base_url = getattr(client, "base_url", None)
+    if base_url is not None:
+        found = _MANTLE_HOST.match(endpoint_host(base_url))
+        if found is not None:
+            return found.group(1)
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+
+
+def without_reasoning(scope: str) -> HistoryProcessor:
+    """A history processor that sends `scope`'s messages without their reasoning and
+    compaction items: the recovery when the service can no longer read them
+    (`invalid_encrypted_content`, or an item not found with `store=False`).
+
+    ```python
+    agent = Agent(model, history_processors=[without_reasoning(model.scope)])
+    ```
+
+    Text and tool calls go as they are (the calls without their item ids), and everything
+    before a compaction item goes again, since the item that carried it is gone. Only what is
+    sent changes; the history keeps every item.
+    """
+
+    def process(messages: list[Message]) -> list[Message]:
+        out: list[Message] = []
+        for message in messages:
+            if message.role != "assistant" or message.scope != scope:
+                out.append(message)
+                continue
+            parts = tuple(
+                p for p in message.parts if not isinstance(p, ThinkingBlock | OpaqueBlock)
+            )
+            if parts:  # a message of nothing but reasoning or compaction has nothing left
+                out.append(message.model_copy(update={"parts": parts}))
+        return out
+
+    return process
 
 
 class _ResponseStream:
@@ -433,7 +671,16 @@ class _ResponseStream:
     which reasoning-text part each is showing, and the keys of each item's parts (ended when
     the item is done)."""
 
-    __slots__ = ("_keys", "_reasoning", "_summarised", "_text_part", "builder", "final", "model")
+    __slots__ = (
+        "_argued",
+        "_keys",
+        "_reasoning",
+        "_summarised",
+        "_text_part",
+        "builder",
+        "final",
+        "model",
+    )
 
     def __init__(self, model: str) -> None:
         self.builder = StreamBuilder(json_arguments=False)
@@ -443,6 +690,7 @@ class _ResponseStream:
         self._summarised: set[int] = set()
         self._text_part: dict[int, int] = {}
         self._keys: dict[int, list[Hashable]] = {}
+        self._argued: set[int] = set()  # the calls whose arguments have arrived
 
     def fold(self, event: ResponseStreamEvent) -> Sequence[ModelStreamEvent]:
         """The events one stream event makes (the rest make no part: see the module
@@ -454,7 +702,10 @@ class _ResponseStream:
         elif event.type == "response.output_text.delta" or event.type == "response.refusal.delta":
             delta = builder.text((event.output_index, event.content_index), event.delta)
         elif event.type == "response.function_call_arguments.delta":
+            self._argued.add(event.output_index)
             delta = builder.tool_call(event.output_index, arguments=event.delta)
+        elif event.type == "response.function_call_arguments.done":
+            delta = self._whole_arguments(event.output_index, event.arguments)
         elif event.type == "response.reasoning_summary_part.added":
             delta = self._summary_part(event)
         elif event.type == "response.reasoning_text.delta":
@@ -472,21 +723,34 @@ class _ResponseStream:
         return (delta,) if delta is not None else ()
 
     def _added(self, event: ResponseOutputItemAddedEvent) -> ToolCallDelta | None:
-        """Open the part of a reasoning item or a function call (a message's text parts open
-        with their `content_part.added`; built-in tools' items make no part)."""
+        """Open the part of a reasoning item, a function call or a compaction item (a message's
+        text parts open with their `content_part.added`; built-in tools' items make no part)."""
         item, key = event.item, event.output_index
         if item.type == "reasoning":
             item_id = _item_id(item)
             self._reasoning[key] = item_id
             self._keys[key] = [key]
             self.builder.thinking(key, id=item_id)
+        elif item.type == "compaction":
+            self._keys[key] = [key]
+            self.builder.opaque(key, _opaque(item).data)
         elif item.type == "function_call":
             self._keys[key] = [key]
+            if item.arguments:
+                self._argued.add(key)
             details: ProviderDetails | None = {"item_id": item.id} if item.id is not None else None
             return self.builder.tool_call(
                 key, id=item.call_id, name=item.name, arguments=item.arguments, details=details
             )
         return None
+
+    def _whole_arguments(self, key: int, arguments: str) -> ToolCallDelta | None:
+        """A call's whole arguments from a `.done` event, when no delta brought them (LM
+        Studio's Responses server sends none): the streamed call then equals the parsed one."""
+        if key in self._argued or not arguments:
+            return None
+        self._argued.add(key)
+        return self.builder.tool_call(key, arguments=arguments)
 
     def _part_added(self, event: ResponseContentPartAddedEvent) -> None:
         """Open a message's text (or refusal) part at its place (a reasoning item's text parts
@@ -526,9 +790,13 @@ class _ResponseStream:
                 out += [signed] if signed is not None else []
         elif item.type == "function_call":
             builder.tool_call(key, details=_item_details(item.id, follows))
+            whole = self._whole_arguments(key, item.arguments)
+            out += [whole] if whole is not None else []
         elif item.type == "message":
             for number, content in enumerate(item.content):
                 builder.text((key, number), details=_text_details(item, content, follows))
+        elif item.type == "compaction":
+            builder.opaque(key, _opaque(item).data)
         for part_key in self._keys.pop(key, ()):
             end = builder.end(part_key)
             out += [end] if end is not None else []
@@ -542,7 +810,8 @@ def _item_id(item: ResponseReasoningItem) -> str | None:
 
 
 def _output_parts(items: Sequence[ResponseOutputItem]) -> list[Part]:
-    """The parts for a response's output items, in order (items of other types are skipped)."""
+    """The parts for a response's output items, in order: compaction items kept whole as
+    `OpaqueBlock`s (items of other types are skipped)."""
     parts: list[Part] = []
     follows: str | None = None  # the reasoning item just before this one
     for item in items:
@@ -573,6 +842,8 @@ def _output_parts(items: Sequence[ResponseOutputItem]) -> list[Part]:
                 parts.append(
                     TextPart(text=text, provider_details=_text_details(item, content, follows))
                 )
+        elif item.type == "compaction":
+            parts.append(_opaque(item))
         follows = _item_id(item) if item.type == "reasoning" else None
     return parts
 
@@ -620,6 +891,92 @@ def _plain(value: Any) -> JsonValue:
     return cast("JsonValue", value.to_dict(mode="json"))
 
 
+def _opaque(item: Any, details: ProviderDetails | None = None) -> OpaqueBlock:
+    """An output item kept whole, exactly as it came (a compaction item, the user messages of a
+    compacted window: the SDK reads those as assistant messages, which `to_dict` warns about
+    while giving back what came)."""
+    data = cast("dict[str, JsonValue]", item.to_dict(mode="json", warnings=False))
+    kind = data.get("type")
+    return OpaqueBlock(
+        type=kind if isinstance(kind, str) else "unknown", data=data, provider_details=details
+    )
+
+
+def _latest_compaction(messages: Sequence[Message], scope: str) -> tuple[int, int]:
+    """Where what is sent starts: (message, part) of this scope's latest compaction item, or
+    the start of the compacted window it ends (`compact()`'s user messages go with it); (0, 0)
+    when there is none."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if message.role != "assistant" or message.scope != scope:
+            continue
+        parts = message.parts
+        for j in range(len(parts) - 1, -1, -1):
+            part = parts[j]
+            if not isinstance(part, OpaqueBlock) or part.type != "compaction":
+                continue
+            window = (part.provider_details or {}).get("compacted")
+            while j > 0 and window is not None and _window(parts[j - 1]) == window:
+                j -= 1
+            return i, j
+    return 0, 0
+
+
+def _window(part: Part) -> JsonValue:
+    """The compacted window an item of `compact()`'s output belongs to (None: none)."""
+    return (part.provider_details or {}).get("compacted") if isinstance(part, OpaqueBlock) else None
+
+
+def _foreign_warning(messages: Sequence[Message], scope: str) -> WarningEvent | None:
+    """The warning for Responses reasoning and compaction items of other scopes: only their
+    issuer can read them, so they are left out (and what a compaction item stood for is sent
+    in full)."""
+    reasoning = compaction = 0
+    for message in messages:
+        if message.role != "assistant" or message.scope == scope:
+            continue
+        for part in message.parts:
+            if isinstance(part, ThinkingBlock) and part.id is not None:
+                reasoning += 1
+            elif isinstance(part, OpaqueBlock) and part.type == "compaction":
+                compaction += 1
+    if not (reasoning or compaction):
+        return None
+    return WarningEvent(
+        "foreign_items_dropped",
+        f"{reasoning} reasoning and {compaction} compaction item(s) from other scopes were left "
+        f"out: only their issuer can read them ({scope!r} gets the conversation without them)",
+        scope,
+    )
+
+
+_ITEM_NOT_FOUND = re.compile(r"Item with id '([^']+)' not found")
+_NOT_VERIFIED = re.compile(r"The encrypted content (?:for item )?(\S+) could not be verified")
+
+
+def _unreadable_item(error: ProviderError) -> ProviderError:
+    """`error` with what to do when the service could not read an item of the history: an
+    `encrypted_content` it cannot verify (`invalid_encrypted_content`: issued by another
+    account or endpoint, or changed) or an item sent by its id alone with `store=False`."""
+    found = _ITEM_NOT_FOUND.search(error.message) or _NOT_VERIFIED.search(error.message)
+    if found is None:
+        return error
+    item = found.group(1)
+    kind = "compaction" if item.startswith("cmp_") else "reasoning"
+    why = (
+        "it was sent by its id alone and nothing is stored with store=False"
+        if found.re is _ITEM_NOT_FOUND
+        else "its encrypted_content was issued elsewhere (another account, project or "
+        "endpoint) or changed"
+    )
+    return add_hint(
+        error,
+        f"Hint: the service cannot read {kind} item {item} of this history: {why}. Send the "
+        "history without this scope's reasoning and compaction items: "
+        f"Agent(..., history_processors=[without_reasoning({error.scope!r})]).",
+    )
+
+
 def _event_error(
     event: ResponseFailedEvent | ResponseErrorEvent, scope: str, secrets: Sequence[str]
 ) -> ProviderError:
@@ -639,11 +996,13 @@ def _failed(response: Response, scope: str, secrets: Sequence[str]) -> ProviderE
 
 def _error(message: str, code: str | None, scope: str, secrets: Sequence[str]) -> ProviderError:
     """The `ProviderError` for a failed response or an `error` event in the stream."""
-    return ProviderError(
-        redact(message, secrets),
-        scope=scope,
-        retryable=code in ("server_error", "rate_limit_exceeded"),
-        error_type=code,
+    return _unreadable_item(
+        ProviderError(
+            redact(message, secrets),
+            scope=scope,
+            retryable=code in ("server_error", "rate_limit_exceeded"),
+            error_type=code,
+        )
     )
 
 
@@ -654,23 +1013,32 @@ def _raw_finish(response: Response) -> str | None:
     return (incomplete.reason if incomplete is not None else None) or response.status
 
 
-def _native_items(parts: Sequence[Part], *, store: bool) -> list[dict[str, Any]]:
+def _native_items(parts: Sequence[Part], *, store: bool) -> tuple[list[dict[str, Any]], list[str]]:
+    """The input items for this scope's parts of one message, and the ids of the reasoning
+    items its parts followed that are no longer among them (removed from the history)."""
     # One entry per output item: (reasoning id or None, the item or None when it cannot be
     # sent, the reasoning id it followed); the text parts of one message item form one entry.
     entries: list[tuple[str | None, dict[str, Any] | None, str | None]] = []
     after: str | None = None  # the id of the block just before this part, if it is one
     open_message: str | None = None  # the message item the previous text part belongs to
+    present = {p.id for p in parts if isinstance(p, ThinkingBlock)}
+    removed: list[str] = []
     for part in parts:
         details = part.provider_details or {}
         item_id = details.get("item_id")
         marker = details.get("reasoning_id")
+        if isinstance(marker, str) and marker not in present and marker not in removed:
+            removed.append(marker)
         anchor = marker if isinstance(marker, str) else after
         if isinstance(part, ThinkingBlock):
             entries.append((part.id or "", _reasoning_item(part, store=store), None))
             after, open_message = part.id, None
             continue
         after = None
-        if isinstance(part, ToolCall):
+        if isinstance(part, OpaqueBlock):  # a compaction item: exactly as it came
+            entries.append((None, dict(part.data), None))
+            open_message = None
+        elif isinstance(part, ToolCall):
             item: dict[str, Any] = {
                 "type": "function_call",
                 "call_id": part.id,
@@ -733,7 +1101,7 @@ def _native_items(parts: Sequence[Part], *, store: bool) -> list[dict[str, Any]]
             _unanchor(entry)
         out.append(entry)
         previous = reasoning
-    return out
+    return out, removed
 
 
 def _reasoning_item(block: ThinkingBlock, *, store: bool) -> dict[str, Any] | None:
