@@ -26,7 +26,9 @@ $(STAMP): pyproject.toml $(if $(PYTHON_GIVEN),FORCE)
 		have=$$($(BIN)/python -c '$(INTERPRETER)' 2>/dev/null); \
 		if [ "$$want" != "$$have" ]; then \
 			[ -z "$$have" ] || echo "Rebuilding $(VENV) with $$want (it was made with $$have)"; \
+			[ ! -d $(VENV)/pythons ] || mv $(VENV)/pythons $(VENV)-pythons.keep; \
 			"$(PYTHON)" -m venv --clear $(VENV) || exit 1; \
+			[ ! -d $(VENV)-pythons.keep ] || mv $(VENV)-pythons.keep $(VENV)/pythons; \
 		elif [ -f $@ ] && [ $@ -nt pyproject.toml ]; then exit 0; fi; \
 	fi; \
 	$(BIN)/python -m pip install --quiet --upgrade pip && \
