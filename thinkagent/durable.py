@@ -50,12 +50,10 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 from typing_extensions import TypeVar
 
-try:
+from ._extras import needs
+
+with needs("dbos", "thinkagent.durable"):
     from dbos import DBOS, SetEnqueueOptions, SetWorkflowID
-except ImportError as exc:  # pragma: no cover - the extra is missing
-    raise ImportError(
-        "thinkagent.durable runs on DBOS: install it with pip install 'thinkagent[dbos]'"
-    ) from exc
 
 from pydantic import JsonValue
 

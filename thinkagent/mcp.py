@@ -32,17 +32,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-try:
+from ._extras import needs
+
+with needs("mcp", "thinkagent.mcp"):
     import anyio
     import httpx2
     import mcp_types
     from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared.message import SessionMessage
-except ImportError as exc:  # pragma: no cover - depends on the install
-    raise ImportError(
-        "thinkagent.mcp needs the `mcp` package: pip install 'thinkagent[mcp]'"
-    ) from exc
 
 from .errors import ConfigurationError
 from .messages import Document, Image, Message, TextPart

@@ -54,16 +54,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-try:
+from ._extras import needs
+
+with needs("otel", "thinkagent.otel"):
     from opentelemetry import context as otel_context
     from opentelemetry import metrics, trace
     from opentelemetry.metrics import Histogram, MeterProvider
     from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
-except ImportError:  # pragma: no cover - depends on the install
-    raise ModuleNotFoundError(
-        "thinkagent.otel needs OpenTelemetry's API: pip install 'thinkagent[otel]'",
-        name="opentelemetry",
-    ) from None
 
 from . import _endpoint, _telemetry
 from ._telemetry import PROVIDER_DROPPED, Replay, call_arguments

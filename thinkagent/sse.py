@@ -37,13 +37,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapp
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-try:
+from ._extras import needs
+
+with needs("sse", "thinkagent.sse"):
     import anyio
     from sse_starlette import EventSourceResponse
-except ImportError:  # pragma: no cover - depends on the install
-    raise ModuleNotFoundError(
-        "thinkagent.sse needs sse-starlette: pip install 'thinkagent[sse]'", name="sse_starlette"
-    ) from None
 
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, TypeAdapter

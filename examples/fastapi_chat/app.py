@@ -6,9 +6,11 @@ included, so each turn replays the earlier thinking exactly.
     uvicorn --factory app:create_app --app-dir examples/fastapi_chat   # under your own uvicorn
 
 then open http://127.0.0.1:8000. Without an API key it runs on the thinkagent emulator (started
-in the app); with ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY) set it talks to that
-provider (CHAT_MODEL picks the model). Conversations go to `conversations.sqlite3` beside this
-file (`--db` or CHAT_DB for another).
+in the app, and paced: each streamed event waits CHAT_PACE seconds, 0.15 by default, so the
+thinking is seen growing as a real model's would; the page says it is the emulator); with
+ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY) set it talks to that provider (CHAT_MODEL
+picks the model). Conversations go to `conversations.sqlite3` beside this file (`--db` or
+CHAT_DB for another), which git ignores.
 
 Endpoints:
 - `POST /api/chat` `{"message": ..., "conversation_id": ...}`: the turn as Server-Sent Events in
@@ -25,6 +27,7 @@ Endpoints:
 - `POST /api/chat/json`: the turn without streaming, as JSON.
 - `GET /api/conversations`, `GET /api/conversations/{id}`: the stored conversations, as the page
   shows them (thinking text, tool calls and results, answers; never a proof).
+- `GET /api/info`: the model and where it runs, for the page's header.
 
 One turn of a conversation runs at a time: a second one that arrives while the first runs is
 refused with 409, and a conversation is stored only if nobody stored it since it was loaded (a
@@ -68,6 +71,7 @@ from thinkagent.ag_ui import AGUIRequestError, AGUIThread
 from thinkagent.sse import UIChat, UIRequestError, event_stream_response
 
 HERE = Path(__file__).parent
+EMULATOR = "the thinkagent emulator (no API key set)"
 INSTRUCTIONS = "You are a helpful assistant. Use the tools for weather and time questions."
 
 
@@ -118,29 +122,34 @@ async def open_model(stack: AsyncExitStack) -> tuple[Model, str]:
     emulator (started here, stopped with the app)."""
     name = os.environ.get("CHAT_MODEL")
     if os.environ.get("ANTHROPIC_API_KEY"):
-        from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
+        from thinkagent.providers.claude import AnthropicModel, ClaudeThinking
 
         thinking = ClaudeThinking.adaptive(display="summarized")
-        return AnthropicModel(name or "claude-sonnet-4-6", thinking=thinking), "Anthropic API"
+        return AnthropicModel(name or "claude-sonnet-4-6", thinking=thinking), "the Anthropic API"
     if os.environ.get("OPENAI_API_KEY"):
         from thinkagent.providers.openai import OpenAIResponsesModel, OpenAIThinking
 
         thinking = OpenAIThinking(summary="auto")
-        return OpenAIResponsesModel(name or "gpt-5", thinking=thinking), "OpenAI API"
+        return OpenAIResponsesModel(name or "gpt-5", thinking=thinking), "the OpenAI API"
     if os.environ.get("GEMINI_API_KEY"):
         from thinkagent.providers.gemini import GeminiModel, GeminiThinking
 
         thinking = GeminiThinking(include_thoughts=True)
-        return GeminiModel(name or "gemini-3-flash-preview", thinking=thinking), "Gemini API"
-    from thinkagent.emulator import Emulator
-    from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
+        return GeminiModel(name or "gemini-3-flash-preview", thinking=thinking), "the Gemini API"
+    from thinkagent.emulator import Emulator, Fault
+    from thinkagent.providers.claude import AnthropicModel, ClaudeThinking
 
     emulator = stack.enter_context(Emulator())
+    # The emulator answers a turn in a blink; a real model streams for seconds. Each event of its
+    # answers waits CHAT_PACE seconds, so the thinking is seen growing (about 30,000 requests).
+    pace = float(os.environ.get("CHAT_PACE", "0.15"))
+    if pace > 0:
+        emulator.inject(Fault.slow(pace, api="anthropic"), times=100_000)
     client = emulator.anthropic_client()
     stack.push_async_callback(client.close)
     thinking = ClaudeThinking.adaptive(display="summarized")
     model = AnthropicModel(name or "claude-sonnet-4-6", client=client, thinking=thinking)
-    return model, "the thinkagent emulator (no API key set)"
+    return model, EMULATOR
 
 
 class Turn(BaseModel):
@@ -160,6 +169,7 @@ def create_app(db: str | Path | None = None, model: Model | None = None) -> Fast
                 state["model"], where = await open_model(stack)
             else:
                 state["model"], where = model, "the given model"
+            state["where"] = where
             print(f"fastapi_chat: chatting with {state['model'].model_name} on {where}", flush=True)
             yield
 
@@ -187,6 +197,16 @@ def create_app(db: str | Path | None = None, model: Model | None = None) -> Fast
     @app.get("/")
     async def page() -> FileResponse:
         return FileResponse(HERE / "static" / "index.html")
+
+    @app.get("/favicon.ico")
+    @app.get("/favicon.svg")
+    async def favicon() -> FileResponse:
+        return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
+
+    @app.get("/api/info")
+    async def info() -> dict[str, Any]:
+        where = state["where"]
+        return {"model": state["model"].model_name, "where": where, "emulator": where == EMULATOR}
 
     @app.post("/api/chat")
     async def chat(turn: Turn) -> Response:

@@ -42,6 +42,7 @@ from typing import Any, cast
 
 from pydantic import JsonValue
 
+from ..._extras import needs
 from ...errors import ConfigurationError, HistoryError, ProviderError
 from ...history import ForeignReasoning
 from ...messages import (
@@ -560,7 +561,8 @@ def _client_from_environment(region_name: str | None) -> Any:
     """A `bedrock-runtime` client from the environment. Its retries are the ones the
     environment or the AWS profile chooses (`AWS_RETRY_MODE`, `retry_mode`: `adaptive` adds
     client-side rate limiting after throttling), else botocore's `standard` mode."""
-    boto3: Any = importlib.import_module("boto3")
+    with needs("bedrock", "BedrockModel"):
+        boto3: Any = importlib.import_module("boto3")
     config: Any = importlib.import_module("botocore.config")
     core: Any = importlib.import_module("botocore.session").get_session()
     chosen = os.environ.get("AWS_RETRY_MODE") or core.get_scoped_config().get("retry_mode")
