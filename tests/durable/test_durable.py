@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 import time
 from typing import Any
@@ -432,3 +433,40 @@ async def test_a_durable_run_to_a_real_provider_is_blocked_in_tests(dbos: Any, n
     with block_model_requests(), pytest.raises(ModelRequestsBlocked, match=r"api\.anthropic\.com"):
         await durable.run("Hello.")
     await client.close()
+
+
+async def test_a_cancelled_step_logs_no_proof_at_dbos_default_level(
+    dbos: Any, name: str, anthropic_client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # issue 26: DBOS warns about a cancelled step with its callable, whose arguments held the
+    # run's messages (thinking text and signatures)
+    started = asyncio.Event()
+
+    async def slow_forecast(city: str) -> str:
+        """Weather forecast for a city."""
+        started.set()
+        await asyncio.sleep(60)
+        return f"rain tomorrow in {city}"
+
+    durable = DurableAgent(Agent(claude(anthropic_client), tools=[slow_forecast]), name=name)
+    DBOS.launch()
+    dbos_log = logging.getLogger("dbos")
+    dbos_log.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.INFO, logger="dbos"):
+            run = asyncio.ensure_future(durable.run(PROMPT, workflow_id="cancelled"))
+            await asyncio.wait_for(started.wait(), 30)
+            run.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await run
+    finally:
+        dbos_log.removeHandler(caplog.handler)
+    cancelled = [r.getMessage() for r in caplog.records if "cancelled" in r.getMessage()]
+    assert cancelled, "DBOS said nothing of the cancelled step: nothing was checked"
+    (model_step,) = [s for s in await steps("cancelled") if s["function_name"].endswith(".model")]
+    message = json.loads(model_step["output"])["message"]
+    proofs = [p["signature"] for p in message["parts"] if p.get("signature")]
+    assert proofs
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert not [p for p in proofs if p[:40] in logged], logged
+    assert "RunContext" not in logged and "ModelRequest" not in logged, logged
