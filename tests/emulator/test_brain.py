@@ -202,6 +202,32 @@ def test_an_argument_named_like_a_word_before_an_entity_of_the_question_is_fille
     assert calls("Delete 'old.log'", DELETE) == [("delete_file", {"path": "old.log"})]
 
 
+def test_an_id_ending_in_one_digit_is_an_entity() -> None:
+    # "order A-7" was not read: the entity needed a character after its last digit, so the
+    # number after "Refund" was taken instead
+    amount = _tool(
+        "refund", "Refund an order.", order={"type": "string"}, amount={"type": "number"}
+    )
+    assert calls("Refund 20 on order A-7.", amount) == [("refund", {"order": "A-7", "amount": 20})]
+    assert calls("Refund order 7", REFUND) == [("refund", {"order_id": "7"})]
+    assert calls("Refund order ., please", REFUND) == []  # punctuation alone is no entity
+
+
+def test_the_instructions_fill_arguments_only_when_they_speak_of_the_tool() -> None:
+    # "Summarise the ticket." on an agent whose instructions say "answer in JSON" called
+    # get_weather(city='JSON'): a name of the instructions is no city
+    def turn(system: str, question: str) -> list[tuple[str, dict[str, Any]]]:
+        conversation = Conversation(
+            system=system, turns=(Turn("user", question),), tools=(WEATHER,)
+        )
+        return [(c.name, dict(c.arguments)) for c in plan(conversation, THINK).tool_calls]
+
+    assert turn("Be brief. Answer in JSON, as Safari shows it.", "Summarise the ticket.") == []
+    assert turn("Look up the weather in Paris.", "Please go ahead.") == [
+        ("get_weather", {"city": "Paris"})
+    ]
+
+
 def test_values_the_question_writes_or_the_schema_gives_are_sensible() -> None:
     book = _tool(
         "book_table",

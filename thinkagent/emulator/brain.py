@@ -482,7 +482,7 @@ _FORMATS = {
         "00000000-0000-4000-8000-000000000000",
     ),
 }
-_ENTITY = r"(?:\"([^\"]+)\"|'([^']+)'|([\w@:#+-]*[\d./][\w@:#./+-]*[\w]))"
+_ENTITY = r"(?:\"([^\"]+)\"|'([^']+)'|([\w@:#+-]*[\d./][\w@:#./+-]*\w|[\w@:#+-]*\d))"
 _NAME_WORD_RE = re.compile(r"[a-z]+")
 
 
@@ -784,10 +784,16 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
     )
     names = subjects(question, vocabulary)
     qwords = _words(question)
-    if not names and not any(_matches(t, qwords) for t in tools):
-        # A turn that only says to go on ("Please go ahead."): the instructions say what to do.
+    system_words = _words(conversation.system)
+    if (
+        not names
+        and not any(_matches(t, qwords) for t in tools)
+        and any(_matches(t, system_words) for t in tools)
+    ):
+        # A turn that only says to go on ("Please go ahead."): the instructions say what to do,
+        # when they speak of a tool; their other names ("JSON", a product) fill no argument.
         names = subjects(conversation.system, vocabulary)
-        qwords |= _words(conversation.system)
+        qwords |= system_words
     # Anywhere in the user's text: the follow-up turns stay redacted (as recorded).
     redacted = any(MAGIC_REDACTED_PROMPT in t.text for t in conversation.turns if t.role == "user")
 
