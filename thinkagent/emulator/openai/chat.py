@@ -74,6 +74,7 @@ from .compat import (
     check_gemini_calls,
     check_replay,
     check_switches,
+    check_system_placement,
     gemini_signature,
     groq_effort,
     router_details,
@@ -411,6 +412,7 @@ def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
         )
     choice, tool_name = tool_choice(body.get("tool_choice"), nested=True)
     _check_history(messages)
+    check_system_placement(model, messages)
 
     schema = _response_schema(body.get("response_format"))
     if model.dialect == "hidden" or model.dialect == "none":
