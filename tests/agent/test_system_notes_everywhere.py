@@ -13,8 +13,9 @@ request sends its instructions whole), and tool changes the request's tools do n
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +75,8 @@ async def run(agent: Agent, prompt: Any, history: list[Message], *, streamed: bo
 def _text(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
-    return [p["text"] for p in content or [] if isinstance(p, dict) and "text" in p]
+    parts: list[dict[str, Any]] = content or []
+    return [p["text"] for p in parts if "text" in p]
 
 
 def chat_view(body: dict[str, Any]) -> list[tuple[str, str]]:
@@ -121,41 +123,71 @@ def converse_view(body: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+class Clients:
+    """Makes the emulator's clients for a test (`clients("openai", base_url=...)`) and closes
+    them after it."""
+
+    def __init__(self, emu: Emulator) -> None:
+        self.emu = emu
+        self.made: list[Any] = []
+
+    def __call__(self, kind: str, **kwargs: Any) -> Any:
+        self.made.append(getattr(self.emu, f"{kind}_client")(**kwargs))
+        return self.made[-1]
+
+    async def close(self) -> None:
+        for client in self.made:
+            if hasattr(client, "aio"):
+                await client.aio.aclose()
+            elif inspect.iscoroutinefunction(client.close):
+                await client.close()
+            else:
+                client.close()
+
+
+@pytest.fixture
+async def clients(emu: Emulator) -> AsyncIterator[Clients]:
+    made = Clients(emu)
+    yield made
+    await made.close()
+
+
 @dataclass(frozen=True)
 class Wire:
     id: str
-    make: Callable[[Emulator], Any]
+    make: Callable[[Clients], Any]
     api: str
     view: Callable[[dict[str, Any]], list[tuple[str, str]]]
     note_role: str | None  # the role a native note goes in; None: as the user's text
     genai: bool = False
 
 
-def _chat(name: str, dialect: str, route: str | None = None) -> Callable[[Emulator], Any]:
-    def make(emu: Emulator) -> Any:
-        base = f"{emu.url}/{route}/v1" if route else None
-        client = emu.openai_client(base_url=base) if base else emu.openai_client()
-        return OpenAIChatModel(name, client=client, dialect=dialect)
+def _chat(name: str, dialect: str, route: str | None = None) -> Callable[[Clients], Any]:
+    def make(clients: Clients) -> Any:
+        if route is None:
+            return OpenAIChatModel(name, client=clients("openai"), dialect=dialect)
+        base = f"{clients.emu.url}/{route}/v1"
+        return OpenAIChatModel(name, client=clients("openai", base_url=base), dialect=dialect)
 
     return make
 
 
-def _gemini(emu: Emulator) -> Any:
+def _gemini(clients: Clients) -> Any:
     from thinkagent.providers.gemini import GeminiModel
 
-    return GeminiModel("gemini-2.5-flash", client=emu.gemini_client())
+    return GeminiModel("gemini-2.5-flash", client=clients("gemini"))
 
 
-def _vertex(emu: Emulator) -> Any:
+def _vertex(clients: Clients) -> Any:
     from thinkagent.providers.gemini import GeminiModel
 
-    return GeminiModel("gemini-2.5-flash", client=emu.vertex_client())
+    return GeminiModel("gemini-2.5-flash", client=clients("vertex"))
 
 
-def _interactions(emu: Emulator) -> Any:
+def _interactions(clients: Clients) -> Any:
     from thinkagent.providers.gemini import GeminiInteractionsModel
 
-    return GeminiInteractionsModel("gemini-3-pro-preview", client=emu.gemini_client())
+    return GeminiInteractionsModel("gemini-3-pro-preview", client=clients("gemini"))
 
 
 WIRES = [
@@ -163,7 +195,7 @@ WIRES = [
     Wire("chat-openai-gpt-4.1", _chat("gpt-4.1", "openai"), "openai", chat_view, "system"),
     Wire(
         "chat-azure",
-        lambda emu: OpenAIChatModel("my-o4-mini", client=emu.azure_client()),
+        lambda c: OpenAIChatModel("my-o4-mini", client=c("azure")),
         "openai",
         chat_view,
         "system",
@@ -173,9 +205,9 @@ WIRES = [
     Wire("chat-vllm", _chat("Qwen/Qwen3-8B", "vllm", "vllm"), "openai", chat_view, None),
     Wire(
         "chat-gemini-openai",
-        lambda emu: OpenAIChatModel(
+        lambda c: OpenAIChatModel(
             "gemini-2.5-flash",
-            client=emu.openai_client(base_url=f"{emu.url}/v1beta/openai/"),
+            client=c("openai", base_url=f"{c.emu.url}/v1beta/openai/"),
             dialect="gemini",
         ),
         "openai",
@@ -184,16 +216,14 @@ WIRES = [
     ),
     Wire(
         "responses",
-        lambda emu: OpenAIResponsesModel("gpt-5", client=emu.openai_client()),
+        lambda c: OpenAIResponsesModel("gpt-5", client=c("openai")),
         "openai-responses",
         responses_view,
         "developer",
     ),
     Wire(
         "responses-mantle",
-        lambda emu: BedrockMantleModel(
-            "openai.gpt-oss-120b", client=emu.mantle_client(), region="us-east-1"
-        ),
+        lambda c: BedrockMantleModel("openai.gpt-oss-120b", client=c("mantle"), region="us-east-1"),
         "openai-responses",
         responses_view,
         "developer",
@@ -210,7 +240,7 @@ WIRES = [
     ),
     Wire(
         "bedrock-gpt-oss",
-        lambda emu: BedrockModel("openai.gpt-oss-120b-1:0", client=emu.bedrock_client()),
+        lambda c: BedrockModel("openai.gpt-oss-120b-1:0", client=c("bedrock")),
         "bedrock",
         converse_view,
         None,
@@ -232,10 +262,10 @@ def sent(emu: Emulator, wire: Wire) -> list[dict[str, Any]]:
 @wires
 @streamed_or_not
 async def test_a_users_note_reaches_every_wire_in_its_own_shape_and_place(
-    wire: Wire, streamed: bool, emu: Emulator
+    wire: Wire, streamed: bool, emu: Emulator, clients: Clients
 ) -> None:
     """Fails on the code before: the note was missing from every request of these wires."""
-    agent = Agent(wire.make(emu), tools=[get_weather], instructions="Be brief.")
+    agent = Agent(wire.make(clients), tools=[get_weather], instructions="Be brief.")
     note = SystemNote(text=NOTE)
     result = await run(agent, [PROMPT, note], [], streamed=streamed)
     bodies = sent(emu, wire)
@@ -260,8 +290,10 @@ async def test_a_users_note_reaches_every_wire_in_its_own_shape_and_place(
         if w.id in ("chat-openai-gpt-5", "responses", "gemini", "bedrock-gpt-oss")
     ],
 )
-async def test_a_turn_scoped_note_is_shown_for_its_turn_only(wire: Wire, emu: Emulator) -> None:
-    agent = Agent(wire.make(emu), tools=[get_weather])
+async def test_a_turn_scoped_note_is_shown_for_its_turn_only(
+    wire: Wire, emu: Emulator, clients: Clients
+) -> None:
+    agent = Agent(wire.make(clients), tools=[get_weather])
     note = SystemNote(text=NOTE, clear_at="next_user_message")
     first = await agent.run([PROMPT, note])
 
@@ -278,15 +310,13 @@ async def test_a_turn_scoped_note_is_shown_for_its_turn_only(wire: Wire, emu: Em
 
 @needs_genai
 async def test_a_stateful_interaction_goes_whole_once_a_turn_scoped_note_is_over(
-    emu: Emulator,
+    emu: Emulator, clients: Clients
 ) -> None:
     """Stored steps would show the note again: the next turn's request sends the whole history
     without it, and no `previous_interaction_id`."""
     from thinkagent.providers.gemini import GeminiInteractionsModel
 
-    model = GeminiInteractionsModel(
-        "gemini-3-pro-preview", client=emu.gemini_client(), stateful=True
-    )
+    model = GeminiInteractionsModel("gemini-3-pro-preview", client=clients("gemini"), stateful=True)
     agent = Agent(model, tools=[get_weather])
     first = await agent.run([PROMPT, SystemNote(text=NOTE, clear_at="next_user_message")])
     bodies = sent(emu, INTERACTIONS)
@@ -303,7 +333,7 @@ async def test_a_stateful_interaction_goes_whole_once_a_turn_scoped_note_is_over
 
 
 async def test_the_agents_instruction_notes_are_left_out_where_instructions_go_whole(
-    emu: Emulator,
+    emu: Emulator, openai_client: Any
 ) -> None:
     """A note marked `instructions` is the record Claude's conversations keep of the agent's
     instructions; a wire that sends the request's instructions whole sends them instead (a
@@ -319,8 +349,8 @@ async def test_the_agents_instruction_notes_are_left_out_where_instructions_go_w
         Message(role="assistant", parts=(TextPart(text="Hi."),), scope="anthropic"),
     ]
     for model in (
-        OpenAIChatModel("gpt-5", client=emu.openai_client()),
-        OpenAIChatModel("deepseek-reasoner", client=emu.openai_client(), dialect="deepseek"),
+        OpenAIChatModel("gpt-5", client=openai_client),
+        OpenAIChatModel("deepseek-reasoner", client=openai_client, dialect="deepseek"),
     ):
         emu.clear()
         result = await Agent(model, instructions="Today is Tuesday.").run(
@@ -333,9 +363,9 @@ async def test_the_agents_instruction_notes_are_left_out_where_instructions_go_w
 
 @wires
 async def test_a_note_that_removes_a_tool_the_run_still_offers_is_refused_before_sending(
-    wire: Wire, emu: Emulator
+    wire: Wire, emu: Emulator, clients: Clients
 ) -> None:
-    agent = Agent(wire.make(emu), tools=[get_weather, get_time])
+    agent = Agent(wire.make(clients), tools=[get_weather, get_time])
     note = SystemNote(text="No more clocks.", remove_tools=("get_time",))
     with pytest.raises(HistoryError, match="removes the tool 'get_time'") as caught:
         await agent.run([PROMPT, note])
@@ -344,17 +374,19 @@ async def test_a_note_that_removes_a_tool_the_run_still_offers_is_refused_before
     assert sent(emu, wire) == []
 
 
-async def test_a_note_that_adds_a_tool_the_run_does_not_offer_is_refused(emu: Emulator) -> None:
-    agent = Agent(OpenAIResponsesModel("gpt-5", client=emu.openai_client()), tools=[get_weather])
+async def test_a_note_that_adds_a_tool_the_run_does_not_offer_is_refused(
+    emu: Emulator, openai_client: Any
+) -> None:
+    agent = Agent(OpenAIResponsesModel("gpt-5", client=openai_client), tools=[get_weather])
     with pytest.raises(HistoryError, match="adds the tool 'get_time'"):
         await agent.run([PROMPT, SystemNote(add_tools=("get_time",))])
     assert emu.requests == []
 
 
 async def test_tool_changes_the_run_agrees_with_go_and_earlier_ones_are_history(
-    emu: Emulator,
+    emu: Emulator, openai_client: Any
 ) -> None:
-    model = OpenAIChatModel("gpt-5", client=emu.openai_client())
+    model = OpenAIChatModel("gpt-5", client=openai_client)
     withdrawn = SystemNote(text="No more clocks.", remove_tools=("get_time",))
     first = await Agent(model, tools=[get_weather]).run([PROMPT, withdrawn])
     assert chat_view(emu.requests[0].body)[:2] == [
@@ -394,14 +426,14 @@ async def test_a_claude_model_without_system_messages_uses_the_same_rules(
 
 
 async def test_a_fallback_from_claude_keeps_the_users_note(
-    emu: Emulator, anthropic_client: Any
+    emu: Emulator, anthropic_client: Any, openai_client: Any
 ) -> None:
     """`FallbackModel(Claude, OpenAI)`: the request Claude could not serve reaches OpenAI with
     the user's note in place."""
     emu.inject(Fault.http(529, api="anthropic"))
     model = FallbackModel(
         AnthropicModel("claude-opus-5-5", client=anthropic_client),
-        OpenAIChatModel("gpt-5", client=emu.openai_client()),
+        OpenAIChatModel("gpt-5", client=openai_client),
     )
     result = await Agent(model).run([PROMPT, SystemNote(text=NOTE)])
     assert result.new_messages[-1].scope == "openai"
@@ -421,14 +453,14 @@ async def test_a_scripted_model_gets_the_note_as_it_was() -> None:
 
 
 async def test_a_dialect_that_takes_system_messages_on_a_host_that_refuses_them_gets_its_refusal(
-    emu: Emulator,
+    openai_client: Any,
 ) -> None:
     """Why Mistral's dialect sends a note as text: its service refuses a system message after
     the conversation began (the emulator answers with Mistral's text)."""
     from dataclasses import replace
 
     dialect = replace(DIALECTS["mistral"], mid_conversation_system=True)
-    model = OpenAIChatModel("magistral-medium-latest", client=emu.openai_client(), dialect=dialect)
+    model = OpenAIChatModel("magistral-medium-latest", client=openai_client, dialect=dialect)
     with pytest.raises(ProviderError, match="Unexpected role 'system' after role 'user'"):
         await Agent(model).run([PROMPT, SystemNote(text=NOTE)])
 
