@@ -160,6 +160,7 @@ class Wire:
     view: Callable[[dict[str, Any]], list[tuple[str, str]]]
     note_role: str | None  # the role a native note goes in; None: as the user's text
     genai: bool = False
+    joined: bool = False  # as text, in the prompt's own string (Chat: text-only content)
 
 
 def _chat(name: str, dialect: str, route: str | None = None) -> Callable[[Clients], Any]:
@@ -200,9 +201,25 @@ WIRES = [
         chat_view,
         "system",
     ),
-    Wire("chat-deepseek", _chat("deepseek-reasoner", "deepseek"), "openai", chat_view, None),
-    Wire("chat-mistral", _chat("magistral-medium-latest", "mistral"), "openai", chat_view, None),
-    Wire("chat-vllm", _chat("Qwen/Qwen3-8B", "vllm", "vllm"), "openai", chat_view, None),
+    Wire(
+        "chat-deepseek",
+        _chat("deepseek-reasoner", "deepseek"),
+        "openai",
+        chat_view,
+        None,
+        joined=True,
+    ),
+    Wire(
+        "chat-mistral",
+        _chat("magistral-medium-latest", "mistral"),
+        "openai",
+        chat_view,
+        None,
+        joined=True,
+    ),
+    Wire(
+        "chat-vllm", _chat("Qwen/Qwen3-8B", "vllm", "vllm"), "openai", chat_view, None, joined=True
+    ),
     Wire(
         "chat-gemini-openai",
         lambda c: OpenAIChatModel(
@@ -213,6 +230,7 @@ WIRES = [
         "openai",
         chat_view,
         None,
+        joined=True,
     ),
     Wire(
         "responses",
@@ -272,8 +290,12 @@ async def test_a_users_note_reaches_every_wire_in_its_own_shape_and_place(
     assert len(bodies) == 2  # the call, then the answer: the note goes with both
     for body in bodies:
         view = wire.view(body)
-        prompt = view.index(("user", PROMPT))
-        assert view[prompt + 1] == (wire.note_role or "user", NOTE if wire.note_role else TAGGED)
+        if wire.joined:
+            assert ("user", f"{PROMPT}\n\n{TAGGED}") in view
+        else:
+            prompt = view.index(("user", PROMPT))
+            expected = (wire.note_role, NOTE) if wire.note_role else ("user", TAGGED)
+            assert view[prompt + 1] == expected
         assert sum(NOTE in text for _, text in view) == 1, view  # once, not in its reasoning
     assert result.new_messages[0].parts == (TextPart(text=PROMPT), note)  # kept as it was
     as_text = ["system_note_as_text"] * (0 if wire.note_role else 2)

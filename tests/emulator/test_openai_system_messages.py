@@ -1,7 +1,8 @@
 """The emulator's rule for a system message after the first turn, through the unmodified
 `openai` SDK: OpenAI reads a `system` or `developer` message wherever it stands (Chat
 Completions and the Responses API alike); Mistral and the chat templates behind vLLM that want
-it first refuse it, with their own texts."""
+it first refuse it, with their own texts. And DeepSeek's refusal of a content array, which is
+why a note sent as text joins the prompt's string there."""
 
 from __future__ import annotations
 
@@ -100,3 +101,18 @@ async def test_the_responses_api_takes_a_developer_item_anywhere_and_refuses_unk
         )
     body = bad_request(caught)
     assert body["param"] == "input[4].role" and body["code"] == "invalid_value"
+
+
+async def test_deepseek_refuses_a_content_array(openai_client: openai.AsyncOpenAI) -> None:
+    parts = [{"type": "text", "text": "What's the weather?"}, {"type": "text", "text": "Be brief."}]
+    with pytest.raises(openai.BadRequestError) as caught:
+        await ask(
+            openai_client, "deepseek-chat", [{"role": "user", "content": parts}], stream=False
+        )
+    message = bad_request(caught)["message"]
+    assert message.startswith(
+        "Failed to deserialize the JSON body into the target type: messages[0]: invalid type: "
+        "sequence, expected a string at line 1 column "
+    )
+    joined = [{"role": "user", "content": "What's the weather?\n\nBe brief."}]
+    assert (await ask(openai_client, "deepseek-chat", joined, stream=False))["message"]

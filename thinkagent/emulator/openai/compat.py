@@ -62,6 +62,7 @@ __all__ = [
     "assistant_reasoning",
     "check_gemini_calls",
     "check_replay",
+    "check_string_content",
     "check_switches",
     "check_system_placement",
     "gemini_signature",
@@ -122,6 +123,13 @@ _XAI_NO_EFFORT = "Model {name} does not support parameter reasoningEffort."
 # (swarmauri/swarmauri-sdk#162, after an assistant message; after the others' roles, a guess);
 # the Qwen, Llama and Gemma chat templates behind vLLM raise (vllm-project/vllm#46976, in the
 # body vLLM gives a template error, vllm-project/vllm#18769).
+# DeepSeek takes a message's content as a string only (QwenLM/qwen-code#2320,
+# tailcallhq/forgecode#2008); the column is where the emulator's compact JSON has the array
+# (a guess: the real one counts the client's own serialisation).
+_DEEPSEEK_SEQUENCE = (
+    "Failed to deserialize the JSON body into the target type: messages[{index}]: invalid "
+    "type: sequence, expected a string at line 1 column {column}"
+)
 _MISTRAL_SYSTEM = "Unexpected role 'system' after role '{previous}'"
 _TEMPLATE_SYSTEM = "System message must be at the beginning."
 _SYSTEM_FIRST_TEMPLATES = re.compile(r"(?:^|/)(?:qwen|qwq|llama|meta-llama|gemma)")
@@ -192,6 +200,21 @@ def check_switches(model: OpenAIProfile, body: Mapping[str, Any]) -> None:
         raise _plain_error(_KIMI_BOOL)
     if body.get("reasoning_effort") is not None:
         raise _plain_error(_KIMI_BOTH)
+
+
+def check_string_content(model: OpenAIProfile, body: Mapping[str, Any]) -> None:
+    """DeepSeek's refusal of a message whose content is a list of parts."""
+    if model.family != "deepseek":
+        return
+    for index, message in enumerate(as_list(body.get("messages"))):
+        if isinstance(as_mapping(message).get("content"), list):
+            compact = json.dumps(body, separators=(",", ":"))
+            column = compact.find('"content":[') + len('"content":[')
+            raise OpenAIError(
+                400,
+                _DEEPSEEK_SEQUENCE.format(index=index, column=column),
+                code="invalid_request_error",
+            )
 
 
 def check_system_placement(model: OpenAIProfile, messages: Sequence[Mapping[str, Any]]) -> None:
