@@ -9,8 +9,8 @@ sent again (the emulator's request count shows it) and the history comes out the
 With ANTHROPIC_API_KEY set it talks to the real service instead of the emulator.
 
 DBOS's own log is kept to errors (`log_level` below): at its default, INFO, it prints some 80
-lines at launch, and on Ctrl-C a warning naming the cancelled step with its arguments, which
-hold the run's messages, thinking and signatures included (`docs/durable.md`, Logging). The
+lines at launch, and on Ctrl-C a warning naming the cancelled step (by name only: thinkagent
+never lets a step's arguments, the run's messages, reach it; `docs/durable.md`, Logging). The
 SQLite file, `durable_agent.sqlite` in the current folder, is ignored by git.
 """
 
@@ -56,7 +56,7 @@ async def main(emulator: Emulator | None) -> None:
         config={
             "name": "durable-example",
             "system_database_url": f"sqlite:///{DATABASE}",
-            "log_level": "ERROR",  # no INFO chatter, and no cancelled step's arguments (proofs)
+            "log_level": "ERROR",  # no INFO chatter at launch
         }
     )
     durable = DurableAgent(agent, name="weather")  # before launch: recovery looks it up

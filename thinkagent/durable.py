@@ -655,12 +655,15 @@ class DurableAgent(Generic[DepsT, OutputT]):
     async def _model_step(self, model: Model, request: ModelRequest) -> ModelResponse:
         reservation = DBOS.reserve_step()
         ran: list[bool] = []
+        name = f"{self.name}.model"
+
+        async def step() -> str:
+            return await self._request_model(model, request, ran)
+
         text = await _checked_step(
             reservation.step_id,
-            f"{self.name}.model",
-            reservation.run_async(
-                {"name": f"{self.name}.model"}, self._request_model, model, request, ran
-            ),
+            name,
+            reservation.run_async({"name": name}, _named(step, name)),
             ran,
         )
         try:
@@ -832,18 +835,15 @@ class _StepTool(Tool):
         if marker is not None:
             await marker.run_async({"name": f"{self._step_name}.started"}, _mark, fresh)
         ran: list[bool] = []
+        first_attempt = marker is None or bool(fresh)
+
+        async def step() -> str:
+            return await self._call(arguments, ctx, reservation.step_id, first_attempt, ran)
+
         text = await _checked_step(
             reservation.step_id,
             self._step_name,
-            reservation.run_async(
-                {"name": self._step_name},
-                self._call,
-                arguments,
-                ctx,
-                reservation.step_id,
-                marker is None or bool(fresh),
-                ran,
-            ),
+            reservation.run_async({"name": self._step_name}, _named(step, self._step_name)),
             ran,
         )
         try:
@@ -912,6 +912,17 @@ class _StepTool(Tool):
         content, media = split_media(value)
         result = ToolResult(call_id=call_id, name=self.name, content=content, media=media)
         return _ToolRecord(result=result).model_dump_json(exclude_none=True)
+
+
+_Step = TypeVar("_Step", bound=Callable[[], Awaitable[str]])
+
+
+def _named(step: _Step, name: str) -> _Step:
+    """`step`, a call that takes no arguments, named after its DBOS step: DBOS prints the
+    callable of a cancelled step in a warning, and a call's arguments hold the run's messages
+    with their proofs, which no log line may show."""
+    step.__qualname__ = step.__name__ = name
+    return step
 
 
 async def _mark(fresh: list[bool]) -> str:
