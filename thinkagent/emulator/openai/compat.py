@@ -119,10 +119,6 @@ _GROQ_EFFORT = "`reasoning_effort` must be one of `none` or `default`"
 # guess: Z.AI publishes no text for refusing `disabled` on GLM-5.3
 _GLM_ALWAYS_ON = "Thinking cannot be disabled for this model."
 _XAI_NO_EFFORT = "Model {name} does not support parameter reasoningEffort."
-# A system message after the conversation began: Mistral refuses it
-# (swarmauri/swarmauri-sdk#162, after an assistant message; after the others' roles, a guess);
-# the Qwen, Llama and Gemma chat templates behind vLLM raise (vllm-project/vllm#46976, in the
-# body vLLM gives a template error, vllm-project/vllm#18769).
 # DeepSeek takes a message's content as a string only (QwenLM/qwen-code#2320,
 # tailcallhq/forgecode#2008); the column is where the emulator's compact JSON has the array
 # (a guess: the real one counts the client's own serialisation).
@@ -130,6 +126,10 @@ _DEEPSEEK_SEQUENCE = (
     "Failed to deserialize the JSON body into the target type: messages[{index}]: invalid "
     "type: sequence, expected a string at line 1 column {column}"
 )
+# A system message after the conversation began: Mistral refuses it
+# (swarmauri/swarmauri-sdk#162, after an assistant message; after the others' roles, a guess);
+# the Qwen, Llama and Gemma chat templates behind vLLM raise (vllm-project/vllm#46976, in the
+# body vLLM gives a template error, vllm-project/vllm#18769).
 _MISTRAL_SYSTEM = "Unexpected role 'system' after role '{previous}'"
 _TEMPLATE_SYSTEM = "System message must be at the beginning."
 _SYSTEM_FIRST_TEMPLATES = re.compile(r"(?:^|/)(?:qwen|qwq|llama|meta-llama|gemma)")
