@@ -13,21 +13,22 @@ import pytest
 
 ROOT = Path(__file__).parent.parent.parent
 DOC = ROOT / "docs" / "testing.md"
-_FILE = re.compile(r"<!-- fragment: file (\S+) ")
+_FILE = re.compile(r"^# ([\w-]+\.(?:py|toml)): ")
 
 
 def suite_files() -> dict[str, str]:
-    """Each block the doc marks as a file of the example suite, by its file name."""
+    """Each block whose first line names a file of the example suite (`# weather_app.py: ...`,
+    as tests/test_docs.py reads it), by its file name."""
     lines = DOC.read_text(encoding="utf-8").splitlines()
     files: dict[str, str] = {}
     for i, line in enumerate(lines):
-        match = _FILE.search(line)
+        if not line.startswith("```") or i + 1 >= len(lines):
+            continue
+        match = _FILE.match(lines[i + 1])
         if match is None:
             continue
-        start = i + 1
-        assert lines[start].startswith("```"), f"docs/testing.md:{start + 1}: a fence must follow"
-        end = next(j for j in range(start + 1, len(lines)) if lines[j].startswith("```"))
-        files[match.group(1)] = "\n".join(lines[start + 1 : end]) + "\n"
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
+        files[match.group(1)] = "\n".join(lines[i + 1 : end]) + "\n"
     return files
 
 
