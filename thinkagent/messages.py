@@ -337,7 +337,9 @@ class SystemNote(_Frozen):
 
     It ends a user message: Claude receives it as a mid-conversation system message (a
     `{"role": "system"}` entry of `messages`, right after that user turn), on the models and
-    platforms that take one. `text` is the instruction. `clear_at="next_user_message"` shows
+    platforms that take one; other providers get its text their own way (a `developer` message
+    on OpenAI's, else the user's text with a `system_note_as_text` warning: `docs/agent.md`).
+    `text` is the instruction. `clear_at="next_user_message"` shows
     it to the model for the turn it follows only (it stays in the history and goes back as it
     was). `add_tools` / `remove_tools` name tools made available or withdrawn from here on.
     `instructions=True` marks the note the agent appends when its instructions changed: its

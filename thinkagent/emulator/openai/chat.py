@@ -73,7 +73,9 @@ from .compat import (
     assistant_reasoning,
     check_gemini_calls,
     check_replay,
+    check_string_content,
     check_switches,
+    check_system_placement,
     gemini_signature,
     groq_effort,
     router_details,
@@ -383,6 +385,7 @@ def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
         if value is not None and not isinstance(value, bool if name == "stream" else Mapping):
             raise _invalid_type(name, expected, value)
     check_switches(model, body)
+    check_string_content(model, body)
 
     raw_effort = body.get("reasoning_effort")
     if groq_effort(model, raw_effort):  # Qwen 3 on Groq: `none` or `default` only
@@ -411,6 +414,7 @@ def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
         )
     choice, tool_name = tool_choice(body.get("tool_choice"), nested=True)
     _check_history(messages)
+    check_system_placement(model, messages)
 
     schema = _response_schema(body.get("response_format"))
     if model.dialect == "hidden" or model.dialect == "none":

@@ -255,6 +255,13 @@ def _tools(raw: Any) -> tuple[tuple[ToolSpec, ...], list[dict[str, Any]]]:
     return tuple(specs), echoed
 
 
+#: The roles of an input message; a `developer` or `system` one may stand anywhere in `input`
+#: (openai-python `types/responses/easy_input_message_param.py`: their instructions rank above
+#: the user's; Codex sends developer items between turns). The refusal of another role is
+#: OpenAI's enum text (a guess for this field).
+_INPUT_ROLES = ("user", "assistant", "system", "developer")
+
+
 def _items(raw: Any) -> list[Mapping[str, Any]]:
     if raw is None:
         return []
@@ -280,6 +287,8 @@ def _items(raw: Any) -> list[Mapping[str, Any]]:
             )
         if entry.get("type") is None and "role" in entry:
             entry = {**entry, "type": "message"}
+        if entry.get("type") == "message" and entry.get("role") not in _INPUT_ROLES:
+            raise invalid_value(entry.get("role"), _INPUT_ROLES, f"input[{index}].role")
         out.append(entry)
     return out
 

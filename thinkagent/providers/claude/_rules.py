@@ -40,6 +40,13 @@ from .._common import (
     merge_settings,
     tool_choice_name,
 )
+from .._system_notes import (
+    check_note_tools,
+    current_prompt,
+    note_text,
+    notes_as_text_warning,
+    shown_notes,
+)
 from ..base import (
     ModelRequest,
     ModelSettings,
@@ -716,6 +723,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             model=self.model_name,
         )
         thinking, binding = self._binding(thinking, request.messages)
+        warnings += self._notes_as_text(request)
         system, sent, deferred, record = self._base(request, tools)
         chain = (
             PrefixChain(system, [t for t in sent if t.name not in deferred])
@@ -847,14 +855,14 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         unreadable: list[str] = []
         claude_api = self.scope == "anthropic"
         track = chain is not None  # each thinking block's origin, for the prefix check
-        for index, message in enumerate(
-            for_scope(
-                messages,
-                self.scope,
-                foreign_reasoning=self.foreign_reasoning,
-                compatible=self._compatible,
-            )
-        ):
+        scoped = for_scope(
+            messages,
+            self.scope,
+            foreign_reasoning=self.foreign_reasoning,
+            compatible=self._compatible,
+        )
+        prompt = current_prompt(scoped)
+        for index, message in enumerate(scoped):
             origins: list[_Origin | None] | None = None
             if message.role == "user":
                 given = message.parts
@@ -862,10 +870,9 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
                 if len(parts) < len(given):
                     parts += [p for p in given if not isinstance(p, ToolResult) and _sendable(p)]
                 notes = [(j, p) for j, p in enumerate(given) if isinstance(p, SystemNote)]
-                if notes and not self._takes_notes:
-                    parts += [_note_text(n) for _, n in notes if n.text]
+                if notes and not self._takes_notes:  # the shared rules of notes as text
+                    parts += [note_text(n) for n in shown_notes(message, index, prompt)]
                     notes = []
-                    warnings.append(self._notes_as_text(index))
                 if track:
                     origins = _no_origins(len(parts))
                 _append(entries, "user", parts, origins, index)
@@ -956,20 +963,19 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         else:
             entries.append(_Entry("system", parts, origins, index))
 
-    def _notes_as_text(self, index: int) -> WarningEvent:
+    def _notes_as_text(self, request: ModelRequest) -> list[WarningEvent]:
+        """On a model or platform without mid-conversation system messages, the check of the
+        notes' tool changes and the warning for the notes sent as text (`_system_notes`)."""
+        if self._takes_notes:
+            return []
+        check_note_tools(request.messages, request.tools, scope=self.scope)
         why = (
             f"{self.model_name} takes no mid-conversation system messages"
             if self._info is not None and not self._info.takes_system_messages
             else f"{self.scope} takes no mid-conversation system messages"
         )
-        return WarningEvent(
-            code="system_note_as_text",
-            message=(
-                f"{why}: the system notes of messages[{index}] went as the user's text (their "
-                "tool changes were left out); the history keeps them"
-            ),
-            scope=self.scope,
-        )
+        note = notes_as_text_warning(request.messages, why=why, scope=self.scope)
+        return [note] if note is not None else []
 
     def _thinking_part(self, block: ThinkingBlock, native: bool) -> Part | None:
         """What a thinking block of a message this scope replays goes back as: itself when it
@@ -1114,11 +1120,6 @@ _MISMATCH = (
     "prefix_mismatch_behavior unset (thinkagent leaves such blocks out) or set it to "
     "'drop_block'"
 )
-
-
-def _note_text(note: SystemNote) -> TextPart:
-    """A note's text as the user's, for a model without mid-conversation system messages."""
-    return TextPart(text=f"<system_note>\n{note.text}\n</system_note>")
 
 
 def _signers(message: Message) -> list[str | None]:

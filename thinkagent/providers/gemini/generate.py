@@ -68,6 +68,12 @@ from .._common import (
     tool_choice_name,
     unreadable,
 )
+from .._system_notes import (
+    check_note_tools,
+    current_prompt,
+    notes_as_text,
+    notes_as_text_warning,
+)
 from ..base import (
     ModelProfile,
     ModelRequest,
@@ -109,6 +115,8 @@ _RESERVED = frozenset(
     {"system_instruction", "tools", "automatic_function_calling", "thinking_config"}
 )
 _GENERATED: ProviderDetails = {GENERATED_ID: True}
+_NO_SYSTEM_ROLE = "the Gemini API has no system role inside contents"
+
 _OPENING = types.Content(role="user", parts=[types.Part(text="")])
 """The user turn a conversation that has none opens with (an instructions-only run): the
 service accepts an empty text part, as the recorded exchange shows."""
@@ -269,6 +277,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         """`build_request`'s arguments, and the warnings of what the request had to adjust
         (the shared thinking knob clamped or kept on)."""
         settings = merge_settings(self.settings, request.settings)
+        check_note_tools(request.messages, request.tools, scope=self.scope)
         update: dict[str, Any] = {}
         warnings = _NO_WARNINGS
         if request.instructions:
@@ -320,7 +329,8 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
             "contents": self.build_messages(request.messages),
             "config": config,
         }
-        return params, warnings
+        note = notes_as_text_warning(request.messages, why=_NO_SYSTEM_ROLE, scope=self.scope)
+        return params, warnings if note is None else (*warnings, note)
 
     def build_messages(self, messages: Sequence[Message]) -> list[types.Content]:
         """The `contents` for a history: this scope's parts replayed in order, each signature
@@ -328,7 +338,8 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         (`for_scope` with `signatures_carry_over`); the documented dummy signature on the first
         unsigned function call of each current-turn model turn that came from elsewhere;
         images and documents as inline or file data (`ConfigurationError` naming the part
-        the model cannot take); an empty user turn first when the history has none there."""
+        the model cannot take); system notes as the user's text (`_system_notes`: `contents`
+        has no system role); an empty user turn first when the history has none there."""
         scope, model = self.scope, self.model_name
 
         def readable(message: Message) -> bool:
@@ -345,11 +356,14 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
             if isinstance(part, ToolCall) and _is_generated(part)
         }
         current = _current_turn_start(scoped)
+        prompt = current_prompt(scoped)
         skip_validator = self._missing_signature == "skip_validator"
         contents: list[types.Content] = []
         for index, message in enumerate(scoped):
             if message.role == "user":
-                content = self._user_content(message, index, generated)
+                content = self._user_content(
+                    notes_as_text(message, index, prompt), index, generated
+                )
             else:
                 foreign = message.scope != scope or not readable(message)
                 content = _model_content(

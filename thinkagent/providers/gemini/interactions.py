@@ -80,6 +80,12 @@ from .._common import (
     tool_choice_name,
     unreadable,
 )
+from .._system_notes import (
+    check_note_tools,
+    current_prompt,
+    notes_as_text,
+    notes_as_text_warning,
+)
 from ..base import (
     ModelProfile,
     ModelRequest,
@@ -116,6 +122,7 @@ _SKIP = encode_signature(SKIP_SIGNATURE)
 """The documented dummy signature, in the base64 form the signature field carries."""
 _NO_WARNINGS: tuple[WarningEvent, ...] = ()
 _USER_STEPS = frozenset({"user_input", "function_result"})
+_NO_SYSTEM_STEP = "the Interactions API has no system step"
 _TRANSPORT_ERRORS = (httpx2.TransportError, TimeoutError)
 _VENDOR_ERRORS = (APIError, genai_errors.ContinuationInterruptedError, *_TRANSPORT_ERRORS)
 """What `map_error` maps."""
@@ -237,6 +244,7 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         refuse_builtin_tools(request.builtin_tools, "the Interactions API", " (use GeminiModel)")
+        check_note_tools(request.messages, request.tools, scope=self.scope)
         settings = merge_settings(self.settings, request.settings)
         warnings = _NO_WARNINGS
         generation: dict[str, Any] = {**self._generation_config, **self._thinking_fields}
@@ -281,16 +289,20 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
                 "schema": request.output.schema,
             }
         request_options(params, settings, {}, {})
-        return params, warnings
+        note = notes_as_text_warning(messages, why=_NO_SYSTEM_STEP, scope=self.scope)
+        return params, warnings if note is None else (*warnings, note)
 
     def _link(self, messages: Sequence[Message]) -> tuple[str, int] | None:
         """The stored interaction a stateful request continues: the id of the last message of
-        this scope that has one, and the index after it (None when there is none, or nothing
-        follows it)."""
+        this scope that has one, and the index after it (None when there is none, nothing
+        follows it, or it holds a turn-scoped note whose turn is over: the stored steps would
+        show it again, so the whole history goes without it)."""
         for i in range(len(messages) - 1, -1, -1):
             message = messages[i]
             if message.role == "assistant" and message.scope == self.scope and message.id:
-                return (message.id, i + 1) if i + 1 < len(messages) else None
+                if i + 1 == len(messages) or _cleared_note(messages, i):
+                    return None
+                return message.id, i + 1
         return None
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -299,7 +311,8 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         generation removed (`for_scope` with `signatures_carry_over`); a thought step with the
         documented dummy signature before the first function call of each current-turn model
         turn that came from elsewhere; images and documents as content blocks
-        (`ConfigurationError` naming the part the model cannot take); an empty user input first
+        (`ConfigurationError` naming the part the model cannot take); system notes as the
+        user's text (`_system_notes`: there is no system step); an empty user input first
         when the history has none there."""
         return self._steps(messages, 0)
 
@@ -315,12 +328,13 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
             messages, self.scope, foreign_reasoning=self.foreign_reasoning, readable=readable
         )
         current = _current_turn_start(scoped)
+        prompt = current_prompt(scoped)
         skip_validator = self._missing_signature == "skip_validator"
         steps: list[dict[str, Any]] = []
         for index in range(start, len(scoped)):
             message = scoped[index]
             if message.role == "user":
-                steps.extend(self._user_steps(message, index))
+                steps.extend(self._user_steps(notes_as_text(message, index, prompt), index))
                 continue
             foreign = message.scope != self.scope or not readable(message)
             steps.extend(
@@ -655,6 +669,17 @@ def _tool_choice(choice: str, tools: Sequence[ToolDefinition]) -> str | dict[str
         return "any"
     tool_choice_name(choice, tools)  # raises for a name no tool on offer has
     return {"allowed_tools": {"mode": "any", "tools": [choice]}}
+
+
+def _cleared_note(messages: Sequence[Message], end: int) -> bool:
+    """Whether `messages[:end]` holds a turn-scoped note whose turn is over."""
+    prompt = current_prompt(messages)
+    return any(
+        note.clear_at == "next_user_message"
+        for message in messages[: min(end, prompt)]
+        if message.role == "user"
+        for note in message.notes
+    )
 
 
 def _current_turn_start(messages: Sequence[Message]) -> int:

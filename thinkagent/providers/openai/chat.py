@@ -59,6 +59,13 @@ from .._common import (
     request_options,
     unreadable,
 )
+from .._system_notes import (
+    check_note_tools,
+    current_prompt,
+    notes_as_text,
+    notes_as_text_warning,
+    shown_notes,
+)
 from ..base import ModelProfile, ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
 from ._reasoning import (
     DETAIL_TEXT,
@@ -229,6 +236,7 @@ class OpenAIChatModel(OpenAIAdapter):
         )
         settings = merge_settings(self.settings, request.settings)
         self._profile.media.check(request.messages)
+        check_note_tools(request.messages, request.tools, scope=self.scope)
         messages, replay_warnings = self._messages(request.messages)
         if request.instructions:
             messages.insert(0, {"role": self._instructions_role, "content": request.instructions})
@@ -270,11 +278,13 @@ class OpenAIChatModel(OpenAIAdapter):
         """The `messages` parameter for a history (without the instructions).
 
         User turns become their `tool` messages, then a `user` message for their text, images
-        and documents. Assistant turns send their text and tool calls (arguments exactly as
-        received); their reasoning goes back only where the dialect's `replay` rule asks, in the
-        shape it came in (its field, its `reasoning_details` items, its content chunks, or
-        inline between its tags) or inline between tags where `replay_as` says so, and only
-        when it was recorded: nothing is invented, except the empty field of
+        and documents, then their system notes: a `system` (or `developer`, as the
+        instructions) message each where the dialect takes one mid-conversation
+        (`mid_conversation_system`), else the user's text (`_system_notes`). Assistant turns
+        send their text and tool calls (arguments exactly as received); their reasoning goes
+        back only where the dialect's `replay` rule asks, in the shape it came in (its field,
+        its `reasoning_details` items, its content chunks, or inline between its tags) or
+        inline between tags where `replay_as` says so, and only when it was recorded: nothing is invented, except the empty field of
         `missing_reasoning` on a tool-call message without reasoning and the documented dummy
         signature on another provider's tool call (`call_signatures`). A tool call's signature
         goes back where it came (`extra_content.google.thought_signature`).
@@ -291,11 +301,18 @@ class OpenAIChatModel(OpenAIAdapter):
         )
         dialect = self._dialect
         replay = _replayed(sent, dialect.replay, self.scope)
+        prompt = current_prompt(sent)
         out: list[dict[str, Any]] = []
         placeholders: list[int] = []
         for i, message in enumerate(sent):
             if message.role == "user":
+                if not dialect.mid_conversation_system:
+                    message = notes_as_text(message, i, prompt)
                 out += user_items(message, _tool_message, self._user_content)
+                out += [
+                    {"role": self._instructions_role, "content": note.text}
+                    for note in shown_notes(message, i, prompt)
+                ]
                 continue
             own = message.scope == self.scope and (
                 self._readable is None or self._readable(message)
@@ -316,6 +333,10 @@ class OpenAIChatModel(OpenAIAdapter):
                     placeholders.append(i)
             out.append(wire)
         warnings: list[WarningEvent] = []
+        if not dialect.mid_conversation_system:
+            why = f"{dialect.name} takes no system message after the first turn"
+            note = notes_as_text_warning(messages, why=why, scope=self.scope)
+            warnings += [note] if note is not None else []
         if placeholders:
             warnings.append(
                 WarningEvent(

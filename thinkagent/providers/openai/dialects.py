@@ -159,6 +159,11 @@ class ChatDialect:
     - `max_tokens_param`: the request field `max_tokens` settings go to.
     - `developer_role`: send instructions as a `developer` message to reasoning models
       (`o*`, `gpt-5*`), as OpenAI's own endpoints expect; `system` otherwise.
+    - `mid_conversation_system`: the endpoint takes a `system` (or `developer`) message
+      after the first turn, where it stands: a `SystemNote` goes as one. Off (the default),
+      a note goes as the user's text with a `system_note_as_text` warning: many hosts
+      refuse a system message after the first (Mistral, chat templates that want it first),
+      or move it to the front or keep only the last.
     - `stream_usage`: ask for usage in a stream (`stream_options`); off where the endpoint
       refuses the field and reports usage anyway.
     - `native_output`: the endpoint takes a JSON-schema `response_format` together with tools
@@ -189,6 +194,7 @@ class ChatDialect:
     tags: tuple[str, str] = DEFAULT_TAGS
     max_tokens_param: Literal["max_completion_tokens", "max_tokens"] = "max_tokens"
     developer_role: bool = False
+    mid_conversation_system: bool = False
     stream_usage: bool = True
     native_output: bool = False
     media: MediaSupport = field(default_factory=MediaSupport)
@@ -221,7 +227,7 @@ class ChatDialect:
                 "empty reasoning field, so reasoning must be 'reasoning_content', 'reasoning' or "
                 "'reasoning_details'"
             )
-        for flag in ("can_disable", "call_signatures"):
+        for flag in ("can_disable", "call_signatures", "mid_conversation_system"):
             if not isinstance(getattr(self, flag), bool):
                 raise ConfigurationError(f"dialect {flag} must be True or False")
         variants: object = self.variants
@@ -290,15 +296,25 @@ def _one_of(name: str, value: object, allowed: tuple[str, ...]) -> None:
         )
 
 
+# Only OpenAI's own endpoints are known to read a system message after the first turn where it
+# stands (`mid_conversation_system`). Mistral refuses one ("Unexpected role 'system' after role
+# 'assistant'", swarmauri/swarmauri-sdk#162); the Qwen, Llama and Gemma chat templates behind
+# vLLM and llama.cpp do too ("System message must be at the beginning.",
+# vllm-project/vllm#46976, ggml-org/llama.cpp#27367); DeepSeek moves every system message to
+# the front (routatic/proxy#76); Gemini's OpenAI-compatible endpoint keeps only the last
+# (olimorris/codecompanion.nvim#2530). Elsewhere nothing is documented, so a note goes as text.
 DIALECTS: Mapping[str, ChatDialect] = {
     d.name: d
     for d in (
+        # OpenAI processes the messages in order, a system or developer one wherever it
+        # stands (openai-python `types/chat/chat_completion_developer_message_param.py`).
         ChatDialect(
             "openai",
             reasoning="none",
             efforts=None,
             max_tokens_param="max_completion_tokens",
             developer_role=True,
+            mid_conversation_system=True,
             native_output=True,
             media=_OPENAI_MEDIA,
             hosts=("api.openai.com",),
@@ -309,6 +325,7 @@ DIALECTS: Mapping[str, ChatDialect] = {
             efforts=None,
             max_tokens_param="max_completion_tokens",
             developer_role=True,
+            mid_conversation_system=True,
             native_output=True,
             media=_OPENAI_MEDIA,
         ),

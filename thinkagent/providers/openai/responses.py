@@ -86,6 +86,7 @@ from .._common import (
     request_options,
     unreadable,
 )
+from .._system_notes import check_note_tools, current_prompt, shown_notes
 from ..base import (
     MediaSupport,
     ModelProfile,
@@ -320,6 +321,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
         """The request's keyword arguments and the warnings for what had to be adjusted."""
         settings = merge_settings(self.settings, request.settings)
         _PROFILE.media.check(request.messages)
+        check_note_tools(request.messages, request.tools, scope=self.scope)
         items, warnings = self._input(request.messages)
         params: dict[str, Any] = {
             "model": self.model_name,
@@ -398,7 +400,8 @@ class OpenAIResponsesModel(OpenAIAdapter):
 
         - User turns: their tool results as `function_call_output` items (with their images
           and files as `input_image`/`input_file` parts), then their text, images and files as
-          a `user` message.
+          a `user` message, then their system notes as `developer` messages (`_system_notes`
+          says which are shown).
         - This scope's assistant turns, item by item in their original order: reasoning items
           as they came (`id`, `summary`, `encrypted_content`, and `content` when it came),
           function calls with their `fc_` id and exact arguments, text as output messages with
@@ -439,11 +442,13 @@ class OpenAIResponsesModel(OpenAIAdapter):
             return _call_output(result)
 
         removed: list[tuple[int, str]] = []
+        prompt = current_prompt(sent)
         for i in range(start, len(sent)):
             message = sent[i]
             parts = message.parts[first_part:] if i == start else message.parts
             if message.role == "user":
                 out += user_items(message, answer, _input_content)
+                out += [_developer(note.text) for note in shown_notes(message, i, prompt)]
             elif message.scope == self.scope:
                 items, missing = _native_items(parts, store=self._store)
                 out += items
@@ -1245,6 +1250,12 @@ def _call_output(result: ToolResult) -> dict[str, Any]:
     if result.media:
         output = [{"type": "input_text", "text": output}, *map(_input_content, result.media)]
     return {"type": "function_call_output", "call_id": result.call_id, "output": output}
+
+
+def _developer(text: str) -> dict[str, Any]:
+    """A system note as a `developer` message: instructions the model ranks above the user's,
+    taken anywhere in `input` (openai-python `types/responses/easy_input_message_param.py`)."""
+    return {"type": "message", "role": "developer", "content": text}
 
 
 def _input_content(part: TextPart | Image | Document) -> dict[str, Any]:
