@@ -1,20 +1,40 @@
 # Two commands on a fresh machine (Python 3.10+ and make): `make demo` and `make test`.
-# Each creates .venv and installs what it needs on first use.
+# Each creates .venv and installs what it needs on first use. `make test PYTHON=python3.13`
+# builds .venv with another interpreter: a PYTHON given on the command line (or in the
+# environment) that is not the one .venv was made with rebuilds .venv with it; a plain `make`
+# keeps the interpreter .venv has.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
+PYTHON_GIVEN := $(filter command line environment,$(origin PYTHON))
+INTERPRETER = import os, sys; print(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))
 
-.PHONY: demo test test-pythons lint typecheck check bench soak clean
+.PHONY: demo test test-pythons lint typecheck check bench soak clean FORCE
 
-$(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
-		{ echo "thinkagent needs Python 3.10 or newer (set PYTHON=...)"; exit 1; }
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	@touch $@
+$(STAMP): pyproject.toml $(if $(PYTHON_GIVEN),FORCE)
+	@if [ -x $(BIN)/python ] && [ -z "$(PYTHON_GIVEN)" ]; then :; \
+	else \
+		command -v "$(PYTHON)" >/dev/null 2>&1 || { \
+			echo "No Python at PYTHON=$(PYTHON): thinkagent needs Python 3.10 or newer; install one,"; \
+			echo "or name it: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.X"; exit 1; }; \
+		"$(PYTHON)" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { \
+			echo "thinkagent needs Python 3.10 or newer; PYTHON=$(PYTHON) is $$("$(PYTHON)" -V 2>&1)."; \
+			echo "Name a newer one: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.X"; exit 1; }; \
+		want=$$("$(PYTHON)" -c '$(INTERPRETER)'); \
+		have=$$($(BIN)/python -c '$(INTERPRETER)' 2>/dev/null); \
+		if [ "$$want" != "$$have" ]; then \
+			[ -z "$$have" ] || echo "Rebuilding $(VENV) with $$want (it was made with $$have)"; \
+			[ ! -d $(VENV)/pythons ] || mv $(VENV)/pythons $(VENV)-pythons.keep; \
+			"$(PYTHON)" -m venv --clear $(VENV) || exit 1; \
+			[ ! -d $(VENV)-pythons.keep ] || mv $(VENV)-pythons.keep $(VENV)/pythons; \
+		elif [ -f $@ ] && [ $@ -nt pyproject.toml ]; then exit 0; fi; \
+	fi; \
+	$(BIN)/python -m pip install --quiet --upgrade pip && \
+	$(BIN)/python -m pip install --quiet -e ".[dev]" && touch $@
+
+FORCE:
 
 ## Run the demo: the emulator without API keys, the real services with them.
 ## One provider only: make demo DEMOS=gemini_thinking
@@ -29,14 +49,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-## The core and reliability tests (cancellation and timeouts included) on every supported Python
+## The core and reliability tests (cancellation and timeouts included) and the documents' code
+## blocks (tests/test_docs.py: each README and docs/ block as presented) on every supported Python
 ## found: pyenv's ($(PYENV_ROOT)/versions/3.X.*), else python3.X on the PATH; one venv each, in
 ## .venv/pythons/. An interpreter that is not installed is skipped with a line that says so.
 ## One version only: make test-pythons PYTHONS=3.12; all but one: make test-pythons EXCEPT=3.11
 PYTHONS ?= 3.10 3.11 3.12 3.13
 EXCEPT ?=
 PYENV_ROOT ?= $(HOME)/.pyenv
-PYTHON_TESTS ?= tests/core tests/reliability
+PYTHON_TESTS ?= tests/core tests/reliability tests/test_docs.py
 test-pythons:
 	@status=0; for version in $(filter-out $(EXCEPT),$(PYTHONS)); do \
 		python=$$(ls -d $(PYENV_ROOT)/versions/$$version.*/bin/python 2>/dev/null | sort -V | tail -n 1); \
@@ -71,8 +92,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/emulator_throughput.py
 	$(BIN)/python benchmarks/long_history.py
 
-## The soak (not in CI, about ten minutes): 1,000 concurrent runs per wire API against a standalone
-## emulator, then one conversation grown to 250 turns per wire API. make soak SOAK_ARGS="--runs 200"
+## The soak (not in CI): 1,000 concurrent runs per wire API against a standalone emulator (1.5 min
+## on two shared cores alone: SOAK_ARGS="--turns 0"), then one conversation grown to 250 turns per
+## wire API (longer). make soak SOAK_ARGS="--runs 200"
 soak: $(STAMP)
 	$(BIN)/python benchmarks/soak.py $(SOAK_ARGS)
 

@@ -91,10 +91,21 @@ def show(prompt: str, result: RunResult) -> None:
             elif part.kind == "tool_result":
                 print(f"  tool result: {part.content}")
         if message.usage is not None:
-            u = message.usage
-            print(
-                f"  usage: {u.input_tokens} in, {u.output_tokens} out ({u.thinking_tokens} thinking)"
-            )
+            print(f"  usage: {_usage(message)}")
+
+
+def _usage(message: Message) -> str:
+    """The usage line: thinking tokens as the provider reports them, or that it does not (Bedrock's
+    Converse reports no thinking count: its output tokens include the thinking)."""
+    u = message.usage
+    assert u is not None
+    if u.thinking_tokens:
+        thinking = f"{u.thinking_tokens} thinking"
+    elif message.thinking:
+        thinking = "thinking included, its count not reported"
+    else:
+        thinking = "no thinking"
+    return f"{u.input_tokens} in, {u.output_tokens} out ({thinking})"
 
 
 def _proof(value: str | None) -> str:

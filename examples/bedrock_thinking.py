@@ -5,6 +5,8 @@ Bedrock verifies.
 
 With AWS credentials in the environment (AWS_ACCESS_KEY_ID or AWS_PROFILE) it talks to Bedrock
 (THINKAGENT_BEDROCK_MODEL picks the model); without them, to the thinkagent emulator.
+Converse's usage has no thinking count (its output tokens include the thinking), so the usage
+lines say "its count not reported".
 """
 
 import asyncio
@@ -12,9 +14,9 @@ import os
 
 from _demo import run, service
 
-from thinkagent.providers.bedrock import BedrockModel, ClaudeThinking
+from thinkagent.providers.claude import BedrockModel, ClaudeThinking
 
-MODEL = os.environ.get("THINKAGENT_BEDROCK_MODEL", "us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+MODEL = os.environ.get("THINKAGENT_BEDROCK_MODEL", "us.anthropic.claude-sonnet-4-6")
 
 
 async def main() -> None:
@@ -22,7 +24,7 @@ async def main() -> None:
         model = BedrockModel(
             MODEL,
             client=emulator.bedrock_client() if emulator else None,
-            thinking=ClaudeThinking.budget(2048),
+            thinking=ClaudeThinking.adaptive(display="summarized"),
         )
         await run(model)
 

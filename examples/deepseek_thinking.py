@@ -14,7 +14,7 @@ from _demo import run, service
 
 from thinkagent.providers.openai import OpenAIChatModel
 
-MODEL = os.environ.get("THINKAGENT_DEEPSEEK_MODEL", "deepseek-reasoner")
+MODEL = os.environ.get("THINKAGENT_DEEPSEEK_MODEL", "deepseek-v4-flash")
 
 
 async def main() -> None:

@@ -7,6 +7,11 @@ script, press Ctrl-C while the slow tool runs (or kill the process), and run it 
 resumes the run from its last completed step, so the model requests that completed are not
 sent again (the emulator's request count shows it) and the history comes out the same.
 With ANTHROPIC_API_KEY set it talks to the real service instead of the emulator.
+
+DBOS's own log is kept to errors (`log_level` below): at its default, INFO, it prints some 80
+lines at launch, and on Ctrl-C a warning naming the cancelled step (by name only: thinkagent
+never lets a step's arguments, the run's messages, reach it; `docs/durable.md`, Logging). The
+SQLite file, `durable_agent.sqlite` in the current folder, is ignored by git.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dbos import DBOS
 from thinkagent import Agent, ModelResponse, RunContext, ToolResultEvent
 from thinkagent.durable import DurableAgent, idempotency_key
 from thinkagent.emulator import Emulator
-from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
+from thinkagent.providers.claude import AnthropicModel, ClaudeThinking
 
 DATABASE = Path("durable_agent.sqlite")
 CONVERSATION = "example-conversation-1"  # the workflow id: the same on every attempt
@@ -47,7 +52,13 @@ async def main(emulator: Emulator | None) -> None:
     agent = Agent(model, tools=[get_weather, get_forecast])
 
     # The application configures DBOS; SQLite needs nothing installed (Postgres: a URL).
-    DBOS(config={"name": "durable-example", "system_database_url": f"sqlite:///{DATABASE}"})
+    DBOS(
+        config={
+            "name": "durable-example",
+            "system_database_url": f"sqlite:///{DATABASE}",
+            "log_level": "ERROR",  # no INFO chatter at launch
+        }
+    )
     durable = DurableAgent(agent, name="weather")  # before launch: recovery looks it up
     DBOS.launch()  # resumes a run an earlier process left pending
     try:
@@ -72,9 +83,13 @@ async def main(emulator: Emulator | None) -> None:
 
 
 if __name__ == "__main__":
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        asyncio.run(main(None))
-    else:
-        with Emulator() as emu:
-            asyncio.run(main(emu))
+    try:
+        if os.environ.get("ANTHROPIC_API_KEY"):
+            asyncio.run(main(None))
+        else:
+            with Emulator() as emu:
+                asyncio.run(main(emu))
+    except KeyboardInterrupt:
+        print("Interrupted: run the script again and the run resumes from its last checkpoint.")
+        sys.exit(130)
     sys.exit(0)

@@ -21,6 +21,11 @@ async def main() -> None:
     from thinkagent.providers.gemini import GeminiModel, GeminiThinking
 
     with service("the Gemini API", "GEMINI_API_KEY", "GOOGLE_API_KEY") as emulator:
+        print(
+            "Gemini signs the part that follows its thoughts, not the thought summary: the "
+            "first function call of a turn, else its last text part. So the proofs below sit "
+            "on the text and the tool call, and the thoughts show none."
+        )
         model = GeminiModel(
             MODEL,
             client=emulator.gemini_client() if emulator else None,

@@ -12,7 +12,7 @@ import os
 
 from _demo import run, service
 
-from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
+from thinkagent.providers.claude import AnthropicModel, ClaudeThinking
 
 MODEL = os.environ.get("THINKAGENT_ANTHROPIC_MODEL", "claude-opus-4-7")
 

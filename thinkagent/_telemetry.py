@@ -13,6 +13,7 @@ so the agent reads one global and imports nothing from OpenTelemetry when tracin
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 from collections import Counter
@@ -24,18 +25,20 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .messages import Message, TextPart, ThinkingBlock, ToolCall
 
 if TYPE_CHECKING:
-    from .messages import ToolResult, Usage
+    from .messages import ServerToolCall, ToolResult, Usage
     from .providers.base import Model, ModelRequest, ModelResponse, ModelStreamEvent
     from .stream import WarningEvent
     from .tools import Tool
 
 __all__ = [
     "PROVIDER_DROPPED",
+    "CapturedRequest",
     "Replay",
     "RunTrace",
     "RunTracer",
     "ToolTrace",
     "call_arguments",
+    "captured_requests",
     "describe_request",
     "describe_response",
     "global_instrumentation",
@@ -48,6 +51,21 @@ __all__ = [
 
 log = logging.getLogger("thinkagent")
 log.addHandler(logging.NullHandler())  # a library's logger: silent until the app configures logging
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedRequest:
+    """One request an agent sent (`thinkagent.testing.capture_model_requests`): the model it
+    went to and the `ModelRequest` as the agent built it."""
+
+    model: Model
+    request: ModelRequest
+
+
+captured_requests: contextvars.ContextVar[list[CapturedRequest] | None] = contextvars.ContextVar(
+    "thinkagent.captured_requests", default=None
+)
+"""Where the agent appends each request it sends, while a capture is on."""
 
 PROVIDER_DROPPED = "thinking_dropped"
 """The `WarningEvent` code an adapter gives for thinking its provider drops from what it was
@@ -85,7 +103,9 @@ class RunTrace(Protocol):
 class RunTracer(Protocol):
     """What traces runs (`thinkagent.otel.Instrumentation`): a `RunTrace` per run."""
 
-    def start_run(self, agent: Any, model: Model) -> RunTrace: ...
+    def start_run(
+        self, agent: Any, model: Model, *, conversation_id: str | None = None
+    ) -> RunTrace: ...
 
 
 _global: RunTracer | None = None  # what `thinkagent.otel.instrument()` turned on
@@ -183,7 +203,7 @@ def describe_response(response: ModelResponse) -> str:
     )
 
 
-def call_arguments(call: ToolCall) -> Any:
+def call_arguments(call: ToolCall | ServerToolCall) -> Any:
     """A call's arguments as JSON data for an observer (a trace, a client): the object, or
     the model's text as it came when it is not JSON."""
     arguments: Any = call.arguments

@@ -35,6 +35,8 @@ class RunContext(Generic[DepsT]):
     - `tool_name`, `tool_call_id`: the call being run (None for instructions).
     - `retry`: in how many model turns in a row this tool had failed before this call (0 on a
       first attempt), so a tool can change course on a retry.
+    - `tool_call_approved`: the call was approved (`approvals={id: True}` after it asked), so a
+      tool that raises `ApprovalRequired` knows not to ask again.
     """
 
     deps: DepsT
@@ -44,3 +46,4 @@ class RunContext(Generic[DepsT]):
     tool_name: str | None = None
     tool_call_id: str | None = None
     retry: int = 0
+    tool_call_approved: bool = False

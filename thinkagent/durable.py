@@ -13,7 +13,7 @@ from thinkagent.durable import DurableAgent
 DBOS(config={"name": "my-app", "system_database_url": "sqlite:///agents.sqlite"})
 durable = DurableAgent(agent, name="support")  # before DBOS.launch(): recovery needs it
 DBOS.launch()  # resumes the runs a dead process left pending
-result = await durable.run("Where is my order?", workflow_id="conversation-42")
+result = await durable.run("Where is my order?", conversation_id="conversation-42")
 ```
 
 The application owns DBOS (its config, `DBOS.launch()`, `DBOS.destroy()`): SQLite by
@@ -25,12 +25,23 @@ from __future__ import annotations
 
 import asyncio
 import binascii
+import contextlib
+import contextvars
 import copy
 import functools
+import hashlib
 import json
 import pickle
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from contextlib import nullcontext
 from dataclasses import dataclass, fields
 from typing import Any, Generic, cast
@@ -39,17 +50,26 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 from typing_extensions import TypeVar
 
-try:
-    from dbos import DBOS, SetEnqueueOptions, SetWorkflowID
-except ImportError as exc:  # pragma: no cover - the extra is missing
-    raise ImportError(
-        "thinkagent.durable runs on DBOS: install it with pip install 'thinkagent[dbos]'"
-    ) from exc
+from ._extras import needs
 
-from .agent import Agent, AgentEvent, Approval, RunResult, ToolDenied
+with needs("dbos", "thinkagent.durable"):
+    from dbos import DBOS, SetEnqueueOptions, SetWorkflowID
+
+from pydantic import JsonValue
+
+from .agent import Agent, AgentEvent, Approval, RunResult, ToolApproved, ToolDenied
 from .context import DepsT, RunContext
 from .errors import ConfigurationError, StreamInterrupted, ThinkAgentError
-from .messages import Document, Image, Message, TextPart, ToolResult, Usage, UserPrompt
+from .history import open_calls
+from .messages import (
+    Document,
+    Image,
+    Message,
+    TextPart,
+    ToolResult,
+    Usage,
+    UserPrompt,
+)
 from .providers.base import Model, ModelProfile, ModelRequest, ModelResponse, model_profile
 from .stream import (
     PartEnd,
@@ -59,7 +79,7 @@ from .stream import (
     ToolResultEvent,
     WarningEvent,
 )
-from .tools import Tool, ToolTimedOut, describe_failure, split_media
+from .tools import ApprovalRequired, Tool, ToolTimedOut, describe_failure, split_media
 
 __all__ = [
     "CheckpointError",
@@ -119,6 +139,23 @@ class ToolInterrupted(DurableError):
         self.call_id = call_id
         self.step = step
 
+    def with_result(self, content: JsonValue, *, is_error: bool = False) -> list[Message]:
+        """The evidence with the interrupted call answered by you, once you know whether it
+        took effect: continue the conversation from it with `run(None, history=...)`, which
+        runs the step's other calls (not this one) and asks the model.
+
+        ```python
+        except ToolInterrupted as error:
+            done = await payments.status(error.call_id)  # did the refund happen?
+            history = error.with_result(f"refund status: {done}")
+            result = await durable.run(None, history=history, conversation_id=conversation)
+        ```
+        """
+        result = ToolResult(
+            call_id=self.call_id, name=self.tool_name, content=content, is_error=is_error
+        )
+        return [*self.messages, Message(role="user", parts=(result,))]
+
 
 @dataclass(frozen=True, slots=True)
 class DurableRunContext(RunContext[DepsT]):
@@ -165,7 +202,9 @@ class _RunRequest(_Record):
     prompt: str | Message | None = None
     history: list[Message] = []
     deps: str | None = None  # the deps' JSON, as the agent's deps_type dumps it
-    approvals: dict[str, bool | str] = {}  # a denial's reason as text
+    approvals: dict[str, bool | str | dict[str, Any]] = {}  # a denial's reason as text, an
+    # approval that edits the call as {"arguments": {...}}
+    conversation_id: str | None = None
 
 
 class _RunOutcome(_Record):
@@ -174,6 +213,7 @@ class _RunOutcome(_Record):
     new: int
     usage: Usage
     pending: list[str] = []
+    reasons: dict[str, str] = {}
     warnings: list[WarningEvent] = []
 
 
@@ -184,10 +224,12 @@ class _ToolFailure(_Record):
 
 
 class _ToolRecord(_Record):
-    """A tool call's checkpoint: the result the model gets and, for a failure, what raised."""
+    """A tool call's checkpoint: the result the model gets and, for a failure, what raised;
+    for a call its tool paused (`ApprovalRequired`), the reason it gave."""
 
     result: ToolResult
     failure: _ToolFailure | None = None
+    approval: str | None = None
 
 
 _RESPONSE: TypeAdapter[ModelResponse] = TypeAdapter(ModelResponse)
@@ -273,6 +315,11 @@ class DurableAgent(Generic[DepsT, OutputT]):
         self._output: TypeAdapter[Any] = TypeAdapter(cast("Any", agent.output_type))
         self._runner: Agent[Any, Any] = copy.copy(agent)
         self._runner.model = _StepModel(agent.model, self)
+        # Its own overrides: one of the agent's (a model swapped in a test) must not bypass the
+        # checkpoints; `DurableAgent.override` puts a model under them.
+        self._runner._overrides = contextvars.ContextVar(  # pyright: ignore[reportPrivateUsage]
+            f"thinkagent.durable.overrides.{name}", default=None
+        )
         self._runner.tools = {
             tool_name: _StepTool(tool, self, tool_name not in self._not_idempotent)
             for tool_name, tool in agent.tools.items()
@@ -297,19 +344,28 @@ class DurableAgent(Generic[DepsT, OutputT]):
         prompt: UserPrompt | None = None,
         *,
         workflow_id: str | None = None,
+        conversation_id: str | None = None,
         history: Sequence[Message] = (),
         deps: DepsT = _NO_DEPS,
         approvals: Mapping[str, Approval] | None = None,
     ) -> RunResult[OutputT]:
         """Run durably to the model's final answer (the arguments of `Agent.run`).
 
-        `workflow_id` is the run's id (a conversation id, a request id): calling again with
-        the same id and the same arguments returns the same run's result (waiting for it, or
-        resuming it if its process died) without running it twice; with other arguments it
-        raises `WorkflowConflict`. Without one, DBOS picks a fresh id.
+        `workflow_id` is the run's id (a request id): calling again with the same id and the
+        same arguments returns the same run's result (waiting for it, or resuming it if its
+        process died) without running it twice; with other arguments it raises
+        `WorkflowConflict`. A conversation has many turns, each its own run: give
+        `conversation_id` instead, and each turn's id is derived from it and the turn's input
+        (`turn_id`), so a retried turn is the same run and the next turn a new one. Without
+        either, DBOS picks a fresh id.
         """
         run = await self.start(
-            prompt, workflow_id=workflow_id, history=history, deps=deps, approvals=approvals
+            prompt,
+            workflow_id=workflow_id,
+            conversation_id=conversation_id,
+            history=history,
+            deps=deps,
+            approvals=approvals,
         )
         return await run.result()
 
@@ -318,6 +374,7 @@ class DurableAgent(Generic[DepsT, OutputT]):
         prompt: UserPrompt | None = None,
         *,
         workflow_id: str | None = None,
+        conversation_id: str | None = None,
         history: Sequence[Message] = (),
         deps: DepsT = _NO_DEPS,
         approvals: Mapping[str, Approval] | None = None,
@@ -325,7 +382,12 @@ class DurableAgent(Generic[DepsT, OutputT]):
         """`run` for scripts: runs its own event loop (not callable from inside one)."""
         return asyncio.run(
             self.run(
-                prompt, workflow_id=workflow_id, history=history, deps=deps, approvals=approvals
+                prompt,
+                workflow_id=workflow_id,
+                conversation_id=conversation_id,
+                history=history,
+                deps=deps,
+                approvals=approvals,
             )
         )
 
@@ -334,15 +396,45 @@ class DurableAgent(Generic[DepsT, OutputT]):
         prompt: UserPrompt | None = None,
         *,
         workflow_id: str | None = None,
+        conversation_id: str | None = None,
         history: Sequence[Message] = (),
         deps: DepsT = _NO_DEPS,
         approvals: Mapping[str, Approval] | None = None,
     ) -> DurableRun[OutputT]:
         """Start the run in this process and return its handle at once."""
-        request = await self._admit(prompt, workflow_id, history, deps, approvals)
+        request = await self._admit(prompt, workflow_id, conversation_id, history, deps, approvals)
+        workflow_id = workflow_id or _turn_id(conversation_id, request)
         with SetWorkflowID(workflow_id) if workflow_id else nullcontext():
             handle = await DBOS.start_workflow_async(self._workflow, request)
         return DurableRun(self, handle.get_workflow_id(), handle)
+
+    def turn_id(
+        self,
+        conversation_id: str,
+        prompt: UserPrompt | None = None,
+        *,
+        history: Sequence[Message] = (),
+        deps: DepsT = _NO_DEPS,
+        approvals: Mapping[str, Approval] | None = None,
+        attempt: int = 0,
+    ) -> str:
+        """The workflow id of one turn of a conversation: `"<conversation id>:<digest>"`, the
+        digest of the turn's input (prompt, history, deps, approvals) and `attempt`. The same
+        turn asked again (a client's retry) gets the same id, so it runs once; any other turn
+        gets its own. Ask the same turn again for a fresh answer (a regenerate) with another
+        `attempt`. `run(..., conversation_id=...)` uses it with `attempt=0`."""
+        request = self._request(prompt, conversation_id, history, deps, approvals)
+        turn = _turn_id(conversation_id, request, attempt)
+        assert turn is not None
+        return turn
+
+    @contextlib.contextmanager
+    def override(self, *, model: Model) -> Generator[None]:
+        """Within the block, this durable agent's runs ask `model` (through the same
+        checkpointed steps): for tests. Scoped like `Agent.override`; a run recovered in another
+        process uses the agent's own model."""
+        with self._runner.override(model=_StepModel(model, self)):
+            yield
 
     async def enqueue(
         self,
@@ -350,6 +442,7 @@ class DurableAgent(Generic[DepsT, OutputT]):
         *,
         queue: str,
         workflow_id: str | None = None,
+        conversation_id: str | None = None,
         history: Sequence[Message] = (),
         deps: DepsT = _NO_DEPS,
         approvals: Mapping[str, Approval] | None = None,
@@ -369,7 +462,8 @@ class DurableAgent(Generic[DepsT, OutputT]):
             )
         if partition_key is None and await asyncio.to_thread(_partitioned, found):
             partition_key = self.agent.model.scope
-        request = await self._admit(prompt, workflow_id, history, deps, approvals)
+        request = await self._admit(prompt, workflow_id, conversation_id, history, deps, approvals)
+        workflow_id = workflow_id or _turn_id(conversation_id, request)
         with (
             SetWorkflowID(workflow_id) if workflow_id else nullcontext(),
             SetEnqueueOptions(queue_partition_key=partition_key),
@@ -381,24 +475,38 @@ class DurableAgent(Generic[DepsT, OutputT]):
         """The handle of a run started earlier, by any process: its status, events, result."""
         return DurableRun(self, workflow_id)
 
+    def _request(
+        self,
+        prompt: UserPrompt | None,
+        conversation_id: str | None,
+        history: Sequence[Message],
+        deps: Any,
+        approvals: Mapping[str, Approval] | None,
+    ) -> str:
+        """The run's input as the workflow records it (JSON)."""
+        return _RunRequest(
+            prompt=_prompt_record(prompt),
+            history=list(history),
+            deps=self._dump_deps(deps),
+            approvals={
+                call_id: _decision_record(decision)
+                for call_id, decision in (approvals or {}).items()
+            },
+            conversation_id=conversation_id,
+        ).model_dump_json(exclude_none=True)
+
     async def _admit(
         self,
         prompt: UserPrompt | None,
         workflow_id: str | None,
+        conversation_id: str | None,
         history: Sequence[Message],
         deps: Any,
         approvals: Mapping[str, Approval] | None,
     ) -> str:
         """The run's recorded input; `WorkflowConflict` when the id is another run's."""
-        request = _RunRequest(
-            prompt=_prompt_record(prompt),
-            history=list(history),
-            deps=self._dump_deps(deps),
-            approvals={
-                call_id: decision if isinstance(decision, bool) else decision.reason
-                for call_id, decision in (approvals or {}).items()
-            },
-        ).model_dump_json(exclude_none=True)
+        request = self._request(prompt, conversation_id, history, deps, approvals)
+        workflow_id = workflow_id or _turn_id(conversation_id, request)
         if workflow_id is not None:
             status = await DBOS.get_workflow_status_async(workflow_id)
             if status is not None:
@@ -424,7 +532,7 @@ class DurableAgent(Generic[DepsT, OutputT]):
             except ValueError:
                 pass
             else:
-                keys = ("prompt", "history", "deps", "approvals")
+                keys = ("prompt", "history", "deps", "approvals", "conversation_id")
                 changed = [key for key in keys if before.get(key) != now.get(key)]
                 differs = f"its {' and '.join(changed) or 'input'} differ"
                 if len(changed) == 1:
@@ -479,13 +587,14 @@ class DurableAgent(Generic[DepsT, OutputT]):
             ]
         else:
             prompt = given.prompt
-        approvals: dict[str, Approval] = {
-            call_id: decision if isinstance(decision, bool) else ToolDenied(decision)
-            for call_id, decision in given.approvals.items()
-        }
+        approvals = {call_id: _decision(decision) for call_id, decision in given.approvals.items()}
         try:
             async with self._runner.run_stream(
-                prompt, history=given.history, deps=deps, approvals=approvals
+                prompt,
+                history=given.history,
+                deps=deps,
+                approvals=approvals,
+                conversation_id=given.conversation_id,
             ) as stream:
                 async for event in stream:
                     if self.events and isinstance(event, ModelResponse | ToolResultEvent):
@@ -503,6 +612,7 @@ class DurableAgent(Generic[DepsT, OutputT]):
             new=len(result.new_messages),
             usage=result.usage,
             pending=pending,
+            reasons=result.approval_reasons,
             warnings=result.warnings,
         ).model_dump_json(exclude_none=True)
 
@@ -524,10 +634,10 @@ class DurableAgent(Generic[DepsT, OutputT]):
                 step="output",
             ) from exc
         messages = outcome.messages
+        step = next((m for m in reversed(messages) if m.role == "assistant"), None)
         by_id = {
             call.id: call
-            for message in messages[-1:]
-            for call in message.tool_calls
+            for call in (open_calls(step) if step is not None else ())
             if call.id in outcome.pending
         }
         return RunResult(
@@ -537,6 +647,7 @@ class DurableAgent(Generic[DepsT, OutputT]):
             outcome.usage,
             pending_approvals=[by_id[call_id] for call_id in outcome.pending],
             warnings=outcome.warnings,
+            approval_reasons=outcome.reasons,
         )
 
     # --- steps -------------------------------------------------------------------------------
@@ -544,12 +655,15 @@ class DurableAgent(Generic[DepsT, OutputT]):
     async def _model_step(self, model: Model, request: ModelRequest) -> ModelResponse:
         reservation = DBOS.reserve_step()
         ran: list[bool] = []
+        name = f"{self.name}.model"
+
+        async def step() -> str:
+            return await self._request_model(model, request, ran)
+
         text = await _checked_step(
             reservation.step_id,
-            f"{self.name}.model",
-            reservation.run_async(
-                {"name": f"{self.name}.model"}, self._request_model, model, request, ran
-            ),
+            name,
+            reservation.run_async({"name": name}, _named(step, name)),
             ran,
         )
         try:
@@ -677,6 +791,11 @@ class _StepModel:
     def scope(self) -> str:
         return self._model.scope
 
+    @property
+    def client(self) -> Any:
+        """The wrapped model's SDK client (where its requests go: traces, the test block)."""
+        return getattr(self._model, "client", None)
+
     async def request(self, request: ModelRequest) -> ModelResponse:
         return await self._durable._model_step(self._model, request)  # pyright: ignore[reportPrivateUsage]
 
@@ -716,24 +835,23 @@ class _StepTool(Tool):
         if marker is not None:
             await marker.run_async({"name": f"{self._step_name}.started"}, _mark, fresh)
         ran: list[bool] = []
+        first_attempt = marker is None or bool(fresh)
+
+        async def step() -> str:
+            return await self._call(arguments, ctx, reservation.step_id, first_attempt, ran)
+
         text = await _checked_step(
             reservation.step_id,
             self._step_name,
-            reservation.run_async(
-                {"name": self._step_name},
-                self._call,
-                arguments,
-                ctx,
-                reservation.step_id,
-                marker is None or bool(fresh),
-                ran,
-            ),
+            reservation.run_async({"name": self._step_name}, _named(step, self._step_name)),
             ran,
         )
         try:
             record = _ToolRecord.model_validate_json(text)
         except ValidationError as exc:
             raise _corrupt(reservation.step_id, self._step_name, "tool result", exc) from exc
+        if record.approval is not None:
+            raise ApprovalRequired(record.approval)
         failure = record.failure
         if failure is not None:
             if failure.timeout is not None:
@@ -773,6 +891,11 @@ class _StepTool(Tool):
             durable_ctx = DurableRunContext(**values, workflow_id=workflow_id, step_id=step_id)
         try:
             value = await self._tool.invoke(arguments, durable_ctx)
+        except ApprovalRequired as exc:  # the call waits: the run pauses (the same on replay)
+            result = ToolResult(call_id=call_id, name=self.name)
+            return _ToolRecord(result=result, approval=exc.reason).model_dump_json(
+                exclude_none=True
+            )
         except Exception as exc:  # the model gets it as the call's error result
             failure = _ToolFailure(
                 type=type(exc).__name__,
@@ -789,6 +912,17 @@ class _StepTool(Tool):
         content, media = split_media(value)
         result = ToolResult(call_id=call_id, name=self.name, content=content, media=media)
         return _ToolRecord(result=result).model_dump_json(exclude_none=True)
+
+
+_Step = TypeVar("_Step", bound=Callable[[], Awaitable[str]])
+
+
+def _named(step: _Step, name: str) -> _Step:
+    """`step`, a call that takes no arguments, named after its DBOS step: DBOS prints the
+    callable of a cancelled step in a warning, and a call's arguments hold the run's messages
+    with their proofs, which no log line may show."""
+    step.__qualname__ = step.__name__ = name
+    return step
 
 
 async def _mark(fresh: list[bool]) -> str:
@@ -847,6 +981,32 @@ async def recover_runs(executor_id: str, *, queue: str) -> list[str]:
     for status in pending:
         await DBOS.resume_workflow_async(status.workflow_id, queue_name=queue)
     return [status.workflow_id for status in pending]
+
+
+def _decision_record(decision: Approval) -> bool | str | dict[str, Any]:
+    if isinstance(decision, bool):
+        return decision
+    if isinstance(decision, ToolDenied):
+        return decision.reason
+    if decision.arguments is None:
+        return True
+    return {"arguments": dict(decision.arguments)}
+
+
+def _decision(record: bool | str | dict[str, Any]) -> Approval:
+    if isinstance(record, bool):
+        return record
+    if isinstance(record, str):
+        return ToolDenied(record)
+    return ToolApproved(arguments=record.get("arguments"))
+
+
+def _turn_id(conversation_id: str | None, request: str, attempt: int = 0) -> str | None:
+    """A turn's workflow id: the conversation's, then the digest of the turn's input."""
+    if conversation_id is None:
+        return None
+    digest = hashlib.sha256(f"{attempt}:{request}".encode()).hexdigest()[:20]
+    return f"{conversation_id}:{digest}"
 
 
 def _prompt_record(prompt: UserPrompt | None) -> str | Message | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import cast
 
+from .builtin_tools import BuiltinTool
 from .errors import ConfigurationError, FallbackExhausted, HistoryError, ProviderError
 from .messages import Message, SystemNote, ToolResult
 from .providers.base import (
@@ -15,6 +16,7 @@ from .providers.base import (
     ModelResponse,
     ModelStreamEvent,
     ToolDefinition,
+    check_builtin_tools,
     model_profile,
 )
 from .stream import WarningEvent
@@ -83,6 +85,11 @@ class FallbackModel:
     def scope(self) -> str:
         """The first model's scope (each message records the scope that actually answered)."""
         return self.models[0].scope
+
+    def check_builtin_tools(self, tools: Sequence[BuiltinTool]) -> None:
+        """Every model must take the built-in tools: a request may go to any of them."""
+        for model in self.models:
+            check_builtin_tools(model, tools)
 
     def __repr__(self) -> str:
         return f"FallbackModel({', '.join(repr(model) for model in self.models)})"

@@ -21,6 +21,8 @@ from .messages import (
     Message,
     OpaqueBlock,
     Part,
+    ServerToolCall,
+    ServerToolResult,
     SystemNote,
     TextPart,
     ThinkingBlock,
@@ -56,13 +58,14 @@ def validate_history(messages: Sequence[Message], *, model_first: bool = False) 
     Checks: the conversation starts with a user message (or, with `model_first`, may open with
     the model's: a run started from instructions alone) and no two assistant messages follow
     each other (but the continuation of a paused turn, `finish_reason="pause_turn"`, follows
-    it); thinking, tool calls and opaque provider blocks appear only on assistant messages,
-    tool results, images, documents and system notes only on user messages; a system note
-    ends the user turn it follows (after something of the user's, before the next assistant
-    message, with only notes after it); every thinking block is valid; every tool result
-    answers a call of the assistant message before it, once; every tool call is answered in
-    the user message right after it, which Chat Completions-style APIs require (only the last
-    message, an assistant message, may still have calls pending).
+    it); thinking, tool calls, opaque provider blocks and built-in tool calls and results
+    appear only on assistant messages, tool results, images, documents and system notes only
+    on user messages; a system note ends the user turn it follows (after something of the
+    user's, before the next assistant message, with only notes after it); every thinking block
+    is valid; every tool result answers a call of the assistant message before it, once; every
+    tool call (and every built-in tool call awaiting approval) is answered in the user message
+    right after it, which Chat Completions-style APIs require (only the last message, an
+    assistant message, may still have calls pending).
     """
     pending: dict[str, tuple[int, int]] = {}
     answered: set[str] = set()
@@ -218,13 +221,20 @@ def _check_part(
                 part_index=j,
             )
         answered.add(part.call_id)
-    elif isinstance(part, OpaqueBlock) and message.role != "assistant":
-        raise HistoryError(
-            f"a provider block ({part.type!r}) on a user message: only assistant messages "
-            "carry them",
-            message_index=i,
-            part_index=j,
-        )
+    elif isinstance(part, OpaqueBlock | ServerToolCall | ServerToolResult):
+        if message.role != "assistant":
+            raise HistoryError(
+                f"a provider block ({part.type!r}) on a user message: only assistant messages "
+                "carry them",
+                message_index=i,
+                part_index=j,
+            )
+        if isinstance(part, ServerToolCall) and part.approval:
+            if part.id in pending:
+                raise HistoryError(
+                    f"duplicate tool call id {part.id!r}", message_index=i, part_index=j
+                )
+            pending[part.id] = (i, j)
     elif isinstance(part, SystemNote) and message.role != "user":
         raise HistoryError(
             "a system note on an assistant message: a note ends a user turn",
@@ -245,7 +255,7 @@ def repair(messages: Sequence[Message]) -> list[Message]:
 
     The results of an assistant message's tool calls are gathered into the user message right
     after it (first, in call order), every call with no result gets an error result saying it
-    was interrupted, and every result that answers no call of the assistant message before it is
+    was interrupted (a built-in tool call awaiting approval: denied so), and every result that answers no call of the assistant message before it is
     dropped, along with a user message left empty. Messages that need no change are returned as
     they are. Idempotent.
     """
@@ -262,7 +272,7 @@ def repair(messages: Sequence[Message]) -> list[Message]:
         while i < len(messages) and messages[i].role == "user":
             followers.append(messages[i])
             i += 1
-        calls = message.tool_calls
+        calls = open_calls(message)
         if not calls:
             for follower in followers:
                 repaired.extend(_without_results(follower))
@@ -282,7 +292,17 @@ def repair(messages: Sequence[Message]) -> list[Message]:
     return repaired
 
 
-def _interrupted(call: ToolCall) -> ToolResult:
+def open_calls(message: Message) -> list[ToolCall | ServerToolCall]:
+    """The calls of an assistant message that wait for an answer from this side, in order: its
+    tool calls, and the built-in tool calls the provider asks you to approve."""
+    return [
+        p
+        for p in message.parts
+        if isinstance(p, ToolCall) or (isinstance(p, ServerToolCall) and p.approval)
+    ]
+
+
+def _interrupted(call: ToolCall | ServerToolCall) -> ToolResult:
     return ToolResult(call_id=call.id, name=call.name, content=INTERRUPTED_RESULT, is_error=True)
 
 
@@ -334,29 +354,61 @@ def for_scope(
     Assistant messages produced by `scope` are returned untouched. From any other scope (or of
     unknown provenance) thinking is dropped, or sent as plain text with `foreign_reasoning="text"`,
     signatures on text parts and tool calls are removed (a signature is meaningless, and
-    rejected, anywhere but where it was issued) and opaque provider blocks are left out.
-    `compatible` names other scopes whose proofs the provider documents as valid here too
-    (Claude's platforms): their messages keep their proofs, but not their opaque blocks, which
-    only ever go back to their own scope. `readable`, when given, is the scope's further rule
-    for the messages it would keep: one it rejects is treated as foreign (Gemini: a signature is
-    only valid for models of the generation that issued it).
+    rejected, anywhere but where it was issued) and the provider's own blocks are left out:
+    opaque blocks, built-in tool calls and results, and the citations of text parts (with the
+    tool results that answer an approval request left out with it). `compatible` names other
+    scopes whose proofs the provider documents as valid here too (Claude's platforms): their
+    messages keep their proofs, but not those blocks, which only ever go back to their own
+    scope. `readable`, when given, is the scope's further rule for the messages it would keep:
+    one it rejects is treated as foreign (Gemini: a signature is only valid for models of the
+    generation that issued it).
     """
     kept: list[Message] = []
+    dropped: set[str] = set()  # approval requests left out: their answers go too
     for m in messages:
         if m.role != "assistant":
+            if dropped:
+                m = _without_answers(m, dropped)
+                if not m.parts:
+                    continue
             kept.append(m)
         elif (m.scope == scope or m.scope in compatible) and (readable is None or readable(m)):
-            kept.append(m if m.scope == scope else _without_opaque(m))
+            kept.append(m if m.scope == scope else _without_blocks(m, dropped))
         else:
-            kept.append(_strip_proofs(m, foreign_reasoning))
+            kept.append(_strip_proofs(_without_blocks(m, dropped), foreign_reasoning))
     return kept
 
 
-def _without_opaque(message: Message) -> Message:
-    if not any(isinstance(p, OpaqueBlock) for p in message.parts):
+_BLOCKS = (OpaqueBlock, ServerToolCall, ServerToolResult)
+"""The parts that keep a provider's block whole: only ever replayed to their own scope."""
+
+
+def _without_blocks(message: Message, dropped: set[str]) -> Message:
+    """The message without its provider blocks and citations (the ids of the approval requests
+    left out are added to `dropped`)."""
+    if not any(
+        isinstance(p, _BLOCKS) or (isinstance(p, TextPart) and p.citations) for p in message.parts
+    ):
         return message
-    parts = tuple(p for p in message.parts if not isinstance(p, OpaqueBlock))
-    return message.model_copy(update={"parts": parts})
+    parts: list[Part] = []
+    for part in message.parts:
+        if isinstance(part, _BLOCKS):
+            if isinstance(part, ServerToolCall) and part.approval:
+                dropped.add(part.id)
+        elif isinstance(part, TextPart) and part.citations:
+            parts.append(part.model_copy(update={"citations": ()}))
+        else:
+            parts.append(part)
+    return message.model_copy(update={"parts": tuple(parts)})
+
+
+def _without_answers(message: Message, dropped: set[str]) -> Message:
+    parts = tuple(
+        p for p in message.parts if not (isinstance(p, ToolResult) and p.call_id in dropped)
+    )
+    return (
+        message if len(parts) == len(message.parts) else message.model_copy(update={"parts": parts})
+    )
 
 
 def _strip_proofs(message: Message, foreign_reasoning: ForeignReasoning) -> Message:
@@ -367,6 +419,6 @@ def _strip_proofs(message: Message, foreign_reasoning: ForeignReasoning) -> Mess
                 parts.append(TextPart(text=f"<thinking>\n{part.text}\n</thinking>"))
         elif isinstance(part, TextPart | ToolCall) and part.signature is not None:
             parts.append(part.model_copy(update={"signature": None}))
-        elif not isinstance(part, OpaqueBlock):
+        else:
             parts.append(part)
     return message.model_copy(update={"parts": tuple(parts)})

@@ -34,6 +34,7 @@ from pydantic_core import PydanticSerializationError
 from .errors import HistoryError
 
 __all__ = [
+    "Citation",
     "Document",
     "FinishReason",
     "Image",
@@ -41,6 +42,8 @@ __all__ = [
     "Message",
     "OpaqueBlock",
     "Part",
+    "ServerToolCall",
+    "ServerToolResult",
     "SystemNote",
     "TextPart",
     "ThinkingBlock",
@@ -50,6 +53,7 @@ __all__ = [
     "UserContent",
     "UserPrompt",
     "dump_messages",
+    "json_object",
     "load_messages",
 ]
 
@@ -86,12 +90,34 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
+class Citation(_Frozen):
+    """A source the text around it draws on (a web page a search found, a fetched document...),
+    where the provider says so.
+
+    `url`, `title` and `cited_text` are for reading; `start` and `end` are where in its text
+    part the cited passage is (character offsets, when the provider gives them). `type` is the
+    provider's own (`web_search_result_location`, `url_citation`, `grounding_support`...) and
+    `data` the provider's whole citation, kept byte for byte (Anthropic's `encrypted_index`
+    included): adapters send it back as it came, to its own scope only.
+    """
+
+    type: str
+    url: str | None = None
+    title: str | None = None
+    cited_text: str | None = None
+    start: NonNegativeInt | None = None
+    end: NonNegativeInt | None = None
+    data: dict[str, JsonValue] = Field(default_factory=dict[str, JsonValue])
+
+
 class TextPart(_Frozen):
-    """Visible text. `signature` is set where the provider signs text (Gemini)."""
+    """Visible text. `signature` is set where the provider signs text (Gemini); `citations`
+    are the sources the provider says it draws on (empty when none)."""
 
     kind: Literal["text"] = "text"
     text: str
     signature: str | None = None
+    citations: tuple[Citation, ...] = Field(default=(), exclude_if=lambda c: not c)
     provider_details: ProviderDetails | None = None
 
 
@@ -176,18 +202,33 @@ class ToolCall(_Frozen):
 
     def arguments_dict(self) -> dict[str, Any]:
         """The arguments as a dict; raises `ValueError` when the JSON text is not an object
-        (or is nested too deeply to parse: the text comes from a model, so it may be hostile)."""
+        (see `json_object`: the text comes from a model, so it may be hostile)."""
         if isinstance(self.arguments, dict):
             return dict(self.arguments)
         if not self.arguments.strip():
             return {}
-        try:
-            parsed = json.loads(self.arguments)
-        except RecursionError:
-            raise ValueError("the JSON is nested too deeply to parse") from None
-        if not isinstance(parsed, dict):
-            raise ValueError(f"tool arguments must be a JSON object, got {self.arguments!r}")
-        return dict(parsed)  # pyright: ignore[reportUnknownArgumentType]
+        return json_object(self.arguments)
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """The JSON object `text` holds. Raises `ValueError` naming what is wrong when the text is
+    not JSON (NaN and infinities are not), is not an object, is nested too deeply to parse, or
+    holds text that is not valid Unicode (an escaped lone surrogate), none of which can be
+    sent to an API or persisted."""
+    try:
+        parsed = json.loads(text, parse_constant=_not_json)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply to parse") from None
+    if not isinstance(parsed, dict):
+        raise ValueError(f"tool arguments must be a JSON object, got {text[:200]!r}")
+    problem = _json_problem(parsed)
+    if problem is not None:
+        raise ValueError(problem)
+    return cast("dict[str, Any]", parsed)
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON value")
 
 
 def _base64_bytes(value: Any) -> Any:
@@ -296,7 +337,9 @@ class SystemNote(_Frozen):
 
     It ends a user message: Claude receives it as a mid-conversation system message (a
     `{"role": "system"}` entry of `messages`, right after that user turn), on the models and
-    platforms that take one. `text` is the instruction. `clear_at="next_user_message"` shows
+    platforms that take one; other providers get its text their own way (a `developer` message
+    on OpenAI's, else the user's text with a `system_note_as_text` warning: `docs/agent.md`).
+    `text` is the instruction. `clear_at="next_user_message"` shows
     it to the model for the turn it follows only (it stays in the history and goes back as it
     was). `add_tools` / `remove_tools` name tools made available or withdrawn from here on.
     `instructions=True` marks the note the agent appends when its instructions changed: its
@@ -394,8 +437,76 @@ class OpaqueBlock(_Frozen):
         return cls(type=kind if isinstance(kind, str) else "unknown", data=data)
 
 
+class ServerToolCall(_Frozen):
+    """A call of a built-in tool the provider ran itself, inside the model's turn (a web
+    search, code the model wrote, a remote MCP server's tool...): nothing for the agent to run.
+
+    For reading: `id`, `name` (the provider's name for the tool: `web_search`,
+    `google_search`, an MCP tool's name...), `builtin` (thinkagent's name for the kind of tool:
+    `web_search`, `code_execution`, `mcp`... as the config types name it; None for one it has no
+    config for), `arguments` (the query, the code...) and `server` (an MCP server's name).
+
+    `type` is the provider's block type and `data` the whole block as it came, kept byte for
+    byte (encrypted parts and signatures untouched, like `OpaqueBlock`): it goes back exactly
+    so, in its position, to the scope that produced it only, and is left out on any other.
+
+    `approval=True` marks a call the provider waits for you to approve (a Responses
+    `mcp_approval_request`): the run stops with it on `RunResult.pending_approvals`, and the
+    decision goes back as the `ToolResult` that answers it (see `Agent.run(approvals=...)`).
+    """
+
+    kind: Literal["server_tool_call"] = "server_tool_call"
+    id: str
+    name: str
+    builtin: str | None = None
+    arguments: dict[str, JsonValue] | str = Field(default_factory=dict[str, JsonValue])
+    server: str | None = None
+    approval: bool = Field(default=False, exclude_if=_is_false)
+    type: str
+    data: dict[str, JsonValue]
+    provider_details: ProviderDetails | None = None
+
+    def arguments_dict(self) -> dict[str, Any]:
+        """The arguments as a dict (JSON text parsed; `ValueError` when it is not an object)."""
+        return ToolCall(id=self.id, name=self.name, arguments=self.arguments).arguments_dict()
+
+
+class ServerToolResult(_Frozen):
+    """What a built-in tool the provider ran returned (search results, code output...).
+
+    For reading: `call_id` (the `ServerToolCall` it answers), `name`, `builtin`, `content`
+    (the result in plain JSON: a search's `[{"url", "title"}...]`, code's output...) and
+    `is_error`. `type` and `data` keep the provider's whole block byte for byte, as on
+    `ServerToolCall`; `data` is None where the provider sends the call and its result as one
+    block (a Responses output item): the call's `data` holds it, and it goes back once.
+    """
+
+    kind: Literal["server_tool_result"] = "server_tool_result"
+    call_id: str
+    name: str
+    builtin: str | None = None
+    content: JsonValue = None
+    is_error: bool = Field(default=False, exclude_if=_is_false)
+    type: str
+    data: dict[str, JsonValue] | None = None
+    provider_details: ProviderDetails | None = None
+
+
+ProviderBlock = OpaqueBlock | ServerToolCall | ServerToolResult
+"""The parts that keep a provider's block whole and go back only to the scope that produced
+them."""
+
 Part = Annotated[
-    TextPart | ThinkingBlock | ToolCall | ToolResult | Image | Document | OpaqueBlock | SystemNote,
+    TextPart
+    | ThinkingBlock
+    | ToolCall
+    | ToolResult
+    | Image
+    | Document
+    | OpaqueBlock
+    | SystemNote
+    | ServerToolCall
+    | ServerToolResult,
     Field(discriminator="kind"),
 ]
 """Any part of a message."""
@@ -410,6 +521,11 @@ class Usage(_Frozen):
     cache_read_tokens: NonNegativeInt = Field(default=0, exclude_if=_is_zero)
     cache_write_tokens: NonNegativeInt = Field(default=0, exclude_if=_is_zero)
     requests: NonNegativeInt = Field(default=0, exclude_if=_is_zero)
+    server_tool_uses: dict[str, NonNegativeInt] = Field(
+        default_factory=dict[str, NonNegativeInt], exclude_if=lambda uses: not uses
+    )
+    """Uses of the provider's built-in tools, by thinkagent's name for the tool (`web_search`,
+    `web_fetch`, `code_execution`, `mcp`...): what the provider bills apart from tokens."""
 
     @property
     def total_tokens(self) -> int:
@@ -429,7 +545,19 @@ def usage_sum(a: Usage, b: Usage, requests: int = 0) -> Usage:
         cache_read_tokens=a.cache_read_tokens + b.cache_read_tokens,
         cache_write_tokens=a.cache_write_tokens + b.cache_write_tokens,
         requests=a.requests + b.requests + requests,
+        server_tool_uses=_add_uses(a.server_tool_uses, b.server_tool_uses),
     )
+
+
+def _add_uses(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    if not b:
+        return a
+    if not a:
+        return b
+    total = dict(a)
+    for name, count in b.items():
+        total[name] = total.get(name, 0) + count
+    return total
 
 
 class Message(_Frozen):
@@ -500,6 +628,21 @@ class Message(_Frozen):
     @property
     def tool_results(self) -> list[ToolResult]:
         return [p for p in self.parts if isinstance(p, ToolResult)]
+
+    @property
+    def server_tool_calls(self) -> list[ServerToolCall]:
+        """The built-in tool calls the provider ran (and those awaiting approval), in order."""
+        return [p for p in self.parts if isinstance(p, ServerToolCall)]
+
+    @property
+    def server_tool_results(self) -> list[ServerToolResult]:
+        """What the provider's built-in tools returned, in order."""
+        return [p for p in self.parts if isinstance(p, ServerToolResult)]
+
+    @property
+    def citations(self) -> list[Citation]:
+        """The citations of the text parts, in order."""
+        return [c for p in self.parts if isinstance(p, TextPart) for c in p.citations]
 
     @property
     def notes(self) -> list[SystemNote]:
@@ -590,6 +733,7 @@ def _json_problem(value: Any) -> str | None:
             return f"the key {node.key!r} appears twice in one object"
         elif isinstance(node, dict):
             stack.extend(cast("dict[str, Any]", node).values())
+            stack.extend(cast("dict[str, Any]", node))  # the keys
         elif isinstance(node, list):
             stack.extend(cast("list[Any]", node))
     return None

@@ -19,7 +19,16 @@ conventions' attributes: `gen_ai.provider.name`, `gen_ai.request.model`,
 usage (`gen_ai.usage.input_tokens`, `.output_tokens`, `.reasoning.output_tokens`,
 `.cache_read.input_tokens`, `.cache_creation.input_tokens`), `gen_ai.tool.name`,
 `gen_ai.tool.call.id`, and `error.type` with an error status when something failed. The
-run span carries the run's totals.
+run span carries the run's totals. A request span also has `server.address` and
+`server.port` (where its SDK client sends), `gen_ai.request.max_tokens` as the request goes
+out (the run's setting, else the model's own default), `gen_ai.conversation.id` (a run's
+`conversation_id=`, on the run span too), and, opted in with `tool_definitions=True`,
+`gen_ai.tool.definitions`.
+
+Metrics, per model request, as the conventions define them: `gen_ai.client.operation.duration`
+(seconds, with `error.type` when the request failed) and `gen_ai.client.token.usage` (tokens,
+one measurement per `gen_ai.token.type`, `input` and `output`), on the meter provider given
+(None: OpenTelemetry's global one).
 
 Each request span has a `thinkagent.replay` event saying what the request did with the
 history's thinking: blocks sent back to the scope that issued them, blocks of other scopes
@@ -39,21 +48,21 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import AsyncIterator, Generator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
-try:
+from ._extras import needs
+
+with needs("otel", "thinkagent.otel"):
     from opentelemetry import context as otel_context
-    from opentelemetry import trace
+    from opentelemetry import metrics, trace
+    from opentelemetry.metrics import Histogram, MeterProvider
     from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
-except ImportError:  # pragma: no cover - depends on the install
-    raise ModuleNotFoundError(
-        "thinkagent.otel needs OpenTelemetry's API: pip install 'thinkagent[otel]'",
-        name="opentelemetry",
-    ) from None
 
-from . import _telemetry
+from . import _endpoint, _telemetry
 from ._telemetry import PROVIDER_DROPPED, Replay, call_arguments
 from ._version import __version__
 from .errors import ProviderError
@@ -69,7 +78,13 @@ from .messages import (
 )
 
 if TYPE_CHECKING:
-    from .providers.base import Model, ModelRequest, ModelResponse, ModelStreamEvent
+    from .providers.base import (
+        Model,
+        ModelRequest,
+        ModelResponse,
+        ModelStreamEvent,
+        ToolDefinition,
+    )
     from .stream import WarningEvent
     from .tools import Tool
 
@@ -107,37 +122,70 @@ def operation_name(scope: str) -> str:
     return "generate_content" if scope in _GENERATE_CONTENT else "chat"
 
 
+_TOKEN_BUCKETS = [4.0**n for n in range(14)]
+"""The conventions' advised buckets for `gen_ai.client.token.usage`: 1, 4, 16, ... 67108864."""
+_DURATION_BUCKETS = [0.01 * 2**n for n in range(14)]
+"""The conventions' advised buckets for `gen_ai.client.operation.duration`: 0.01 ... 81.92 s."""
+
+
 class Instrumentation:
-    """How runs are traced: the tracer provider (None: OpenTelemetry's global one, looked up
-    when a span starts, so `instrument()` may come before the application sets it) and
-    whether content is recorded (None: the `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`
-    environment variable decides; proofs are never recorded)."""
+    """How runs are traced and measured: the tracer and meter providers (None: OpenTelemetry's
+    global ones, looked up when a span starts or a measurement is taken, so `instrument()` may
+    come before the application sets them), whether content is recorded (None: the
+    `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` environment variable decides; proofs
+    are never recorded) and whether request spans carry `gen_ai.tool.definitions` (the
+    tools' schemas: large, so off by default)."""
 
     def __init__(
         self,
         *,
         tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
         capture_content: bool | None = None,
+        tool_definitions: bool = False,
     ) -> None:
         if capture_content is None:
             setting = os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower()
             capture_content = setting in ("true", "1", "span_only", "span_and_event")
         self.capture_content = capture_content
+        self.tool_definitions = tool_definitions
         self.tracer: Tracer = trace.get_tracer(
             "thinkagent", __version__, tracer_provider=tracer_provider
         )
+        meter = metrics.get_meter("thinkagent", __version__, meter_provider=meter_provider)
+        self.token_usage: Histogram = meter.create_histogram(
+            "gen_ai.client.token.usage",
+            unit="{token}",
+            description="Number of input and output tokens used.",
+            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
+        )
+        self.operation_duration: Histogram = meter.create_histogram(
+            "gen_ai.client.operation.duration",
+            unit="s",
+            description="GenAI operation duration.",
+            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+        )
 
-    def start_run(self, agent: Any, model: Model) -> _RunTrace:
-        return _RunTrace(self, agent, model)
+    def start_run(
+        self, agent: Any, model: Model, *, conversation_id: str | None = None
+    ) -> _RunTrace:
+        return _RunTrace(self, agent, model, conversation_id)
 
 
 def instrument(
-    tracer_provider: TracerProvider | None = None, *, capture_content: bool | None = None
+    tracer_provider: TracerProvider | None = None,
+    *,
+    meter_provider: MeterProvider | None = None,
+    capture_content: bool | None = None,
+    tool_definitions: bool = False,
 ) -> Instrumentation:
-    """Trace every agent's runs from now on (an agent built with `instrument=False` excepted);
-    returns the `Instrumentation` in use."""
+    """Trace and measure every agent's runs from now on (an agent built with
+    `instrument=False` excepted); returns the `Instrumentation` in use."""
     instrumentation = Instrumentation(
-        tracer_provider=tracer_provider, capture_content=capture_content
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        capture_content=capture_content,
+        tool_definitions=tool_definitions,
     )
     _telemetry.set_global_instrumentation(instrumentation)
     return instrumentation
@@ -151,9 +199,18 @@ def uninstrument() -> None:
 class _RunTrace:
     """The spans of one run."""
 
-    def __init__(self, instrumentation: Instrumentation, agent: Any, model: Model) -> None:
+    def __init__(
+        self,
+        instrumentation: Instrumentation,
+        agent: Any,
+        model: Model,
+        conversation_id: str | None = None,
+    ) -> None:
         self._tracer = instrumentation.tracer
         self._content = instrumentation.capture_content
+        self._instrumentation = instrumentation
+        self._conversation = conversation_id
+        self._tools: tuple[Sequence[ToolDefinition], str] | None = None
         name: str | None = getattr(agent, "name", None)
         scope = model.scope
         attributes: dict[str, Any] = {
@@ -163,6 +220,8 @@ class _RunTrace:
         }
         if name:
             attributes["gen_ai.agent.name"] = name
+        if conversation_id:
+            attributes["gen_ai.conversation.id"] = conversation_id
         self.span = self._tracer.start_span(
             f"invoke_agent {name}" if name else "invoke_agent",
             kind=SpanKind.INTERNAL,
@@ -171,25 +230,25 @@ class _RunTrace:
         self._context = trace.set_span_in_context(self.span)
 
     async def request(self, model: Model, request: ModelRequest, replay: Replay) -> ModelResponse:
-        span = self._request_span(model, request)
-        token = otel_context.attach(trace.set_span_in_context(span, self._context))
+        sent = self._request_span(model, request)
+        token = otel_context.attach(trace.set_span_in_context(sent.span, self._context))
         try:
             response = await model.request(request)
         except BaseException as exc:
-            _failed(span, exc)
-            _replay_event(span, replay, ())
-            span.end()
+            self._failed_request(sent, exc)
+            _replay_event(sent.span, replay, ())
+            sent.span.end()
             raise
         finally:
             otel_context.detach(token)
-        self._responded(span, response, replay, response.warnings)
+        self._responded(sent, response, replay, response.warnings)
         return response
 
     def stream(
         self, model: Model, request: ModelRequest, replay: Replay
     ) -> AsyncIterator[ModelStreamEvent]:
-        span = self._request_span(model, request)
-        return _TracedStream(self, span, model.stream(request), replay)
+        sent = self._request_span(model, request)
+        return _TracedStream(self, sent, model.stream(request), replay)
 
     @contextmanager
     def tool(self, call: ToolCall, tool: Tool | None) -> Generator[_ToolTrace]:
@@ -225,19 +284,34 @@ class _RunTrace:
             _failed(self.span, error)
         self.span.end()
 
-    def _request_span(self, model: Model, request: ModelRequest) -> Span:
+    def _request_span(self, model: Model, request: ModelRequest) -> _Request:
         scope = model.scope
         operation = operation_name(scope)
-        attributes: dict[str, Any] = {
+        measured: dict[str, Any] = {
             "gen_ai.operation.name": operation,
             "gen_ai.provider.name": provider_name(scope),
             "gen_ai.request.model": model.model_name,
+        }
+        where = next(_endpoint.endpoints(model), None)
+        if where is not None:
+            measured["server.address"] = where[0]
+            if where[1] is not None:
+                measured["server.port"] = where[1]
+        attributes: dict[str, Any] = {
+            **measured,
             "gen_ai.output.type": "json" if request.output is not None else "text",
         }
+        if self._conversation:
+            attributes["gen_ai.conversation.id"] = self._conversation
         settings = request.settings
         for key, name in _SETTINGS:
             if key in settings:
                 attributes[name] = settings[key]  # type: ignore[literal-required]
+        max_tokens = _max_tokens(model, request)
+        if max_tokens is not None:
+            attributes["gen_ai.request.max_tokens"] = max_tokens
+        if self._instrumentation.tool_definitions and request.tools:
+            attributes["gen_ai.tool.definitions"] = self._tool_definitions(request.tools)
         if self._content:
             if request.instructions:
                 attributes["gen_ai.system_instructions"] = json.dumps(
@@ -246,20 +320,44 @@ class _RunTrace:
             attributes["gen_ai.input.messages"] = json.dumps(
                 [_message_json(m) for m in request.messages], ensure_ascii=False
             )
-        return self._tracer.start_span(
+        span = self._tracer.start_span(
             f"{operation} {model.model_name}",
             context=self._context,
             kind=SpanKind.CLIENT,
             attributes=attributes,
         )
+        return _Request(span, time.perf_counter(), measured)
+
+    def _tool_definitions(self, tools: Sequence[ToolDefinition]) -> str:
+        """The conventions' `gen_ai.tool.definitions` (the same tools on every request of a
+        run: written once)."""
+        if self._tools is None or self._tools[0] is not tools:
+            definitions = [
+                {
+                    "type": "function",
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                }
+                for tool in tools
+            ]
+            self._tools = (tools, json.dumps(definitions, ensure_ascii=False))
+        return self._tools[1]
+
+    def _failed_request(self, sent: _Request, error: BaseException) -> None:
+        kind = _failed(sent.span, error)
+        self._instrumentation.operation_duration.record(
+            time.perf_counter() - sent.start, {**sent.measured, "error.type": kind}
+        )
 
     def _responded(
         self,
-        span: Span,
+        sent: _Request,
         response: ModelResponse,
         replay: Replay,
         warnings: Sequence[WarningEvent],
     ) -> None:
+        span = sent.span
         message = response.message
         attributes: dict[str, Any] = {}
         if message.scope:
@@ -276,13 +374,48 @@ class _RunTrace:
                 output["finish_reason"] = message.finish_reason
             attributes["gen_ai.output.messages"] = json.dumps([output], ensure_ascii=False)
         span.set_attributes(attributes)
-        _set_usage(span, response.usage)
+        usage = response.usage
+        _set_usage(span, usage)
         _replay_event(span, replay, warnings)
         span.end()
+        measured = dict(sent.measured)
+        if message.model:
+            measured["gen_ai.response.model"] = message.model
+        instruments = self._instrumentation
+        instruments.operation_duration.record(time.perf_counter() - sent.start, measured)
+        instruments.token_usage.record(
+            usage.input_tokens, {**measured, "gen_ai.token.type": "input"}
+        )
+        instruments.token_usage.record(
+            usage.output_tokens, {**measured, "gen_ai.token.type": "output"}
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """One model request being observed: its span, when it started (for the duration metric)
+    and the attributes its measurements share."""
+
+    span: Span
+    start: float
+    measured: dict[str, Any]
+
+
+def _max_tokens(model: Model, request: ModelRequest) -> int | None:
+    """The output limit the request goes out with: the run's setting, else the model's default
+    settings, else the model's own default (Claude's `max_tokens`); None when the provider
+    decides."""
+    found = request.settings.get("max_tokens")
+    if found is None:
+        defaults = getattr(model, "settings", None)
+        if isinstance(defaults, dict):
+            found = cast("dict[str, Any]", defaults).get("max_tokens")
+    if found is None:
+        found = getattr(model, "max_tokens", None)
+    return found if isinstance(found, int) and not isinstance(found, bool) else None
 
 
 _SETTINGS = (
-    ("max_tokens", "gen_ai.request.max_tokens"),
     ("temperature", "gen_ai.request.temperature"),
     ("top_p", "gen_ai.request.top_p"),
     ("stop_sequences", "gen_ai.request.stop_sequences"),
@@ -296,15 +429,16 @@ class _TracedStream:
     def __init__(
         self,
         run: _RunTrace,
-        span: Span,
+        sent: _Request,
         events: AsyncIterator[ModelStreamEvent],
         replay: Replay,
     ) -> None:
         self._run = run
-        self._span = span
+        self._sent = sent
+        self._span = sent.span
         self._events = events
         self._replay = replay
-        self._context = trace.set_span_in_context(span, run._context)  # pyright: ignore[reportPrivateUsage]
+        self._context = trace.set_span_in_context(sent.span, run._context)  # pyright: ignore[reportPrivateUsage]
         self._warnings: list[WarningEvent] = []
         self._ended = False
 
@@ -331,7 +465,7 @@ class _TracedStream:
         elif isinstance(event, ModelResponse):
             warnings = self._warnings + [w for w in event.warnings if w not in self._warnings]
             self._ended = True
-            self._run._responded(self._span, event, self._replay, warnings)  # pyright: ignore[reportPrivateUsage]
+            self._run._responded(self._sent, event, self._replay, warnings)  # pyright: ignore[reportPrivateUsage]
         return event
 
     async def aclose(self) -> None:
@@ -347,7 +481,7 @@ class _TracedStream:
             return
         self._ended = True
         if error is not None:
-            _failed(self._span, error)
+            self._run._failed_request(self._sent, error)  # pyright: ignore[reportPrivateUsage]
         _replay_event(self._span, self._replay, self._warnings)
         self._span.end()
 
@@ -367,10 +501,10 @@ class _ToolTrace:
             self._span.set_status(Status(StatusCode.ERROR, "the call failed"))
 
 
-def _failed(span: Span, error: BaseException) -> None:
-    """Mark `span` failed with the conventions' `error.type`: the provider's error code where
-    it gave one, else the HTTP status, else the exception's name (`cancelled` for a run or
-    stream that was cancelled or closed early)."""
+def _failed(span: Span, error: BaseException) -> str:
+    """Mark `span` failed with the conventions' `error.type` (returned): the provider's error
+    code where it gave one, else the HTTP status, else the exception's name (`cancelled` for a
+    run or stream that was cancelled or closed early)."""
     if isinstance(error, ProviderError):
         kind = error.error_type or (str(error.status) if error.status else type(error).__name__)
     elif isinstance(error, GeneratorExit) or type(error).__name__ == "CancelledError":
@@ -379,6 +513,7 @@ def _failed(span: Span, error: BaseException) -> None:
         kind = type(error).__qualname__
     span.set_attribute("error.type", kind)
     span.set_status(Status(StatusCode.ERROR, kind))
+    return kind
 
 
 def _set_usage(span: Span, usage: Usage) -> None:

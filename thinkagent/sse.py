@@ -27,26 +27,44 @@ payload, and no signature is ever sent.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import inspect
 import json
+import urllib.parse
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, cast
 
-try:
+from ._extras import needs
+
+with needs("sse", "thinkagent.sse"):
     import anyio
     from sse_starlette import EventSourceResponse
-except ImportError:  # pragma: no cover - depends on the install
-    raise ModuleNotFoundError(
-        "thinkagent.sse needs sse-starlette: pip install 'thinkagent[sse]'", name="sse_starlette"
-    ) from None
 
 import pydantic_core
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ._telemetry import call_arguments, log
-from .agent import AgentStream
+from .agent import AgentStream, Approval, RunResult, ToolApproved, ToolDenied
 from .errors import ProviderError, ThinkAgentError
-from .messages import Part, TextPart, ThinkingBlock, ToolCall, Usage
+from .history import repair
+from .messages import (
+    Document,
+    FinishReason,
+    Image,
+    Message,
+    Part,
+    ServerToolCall,
+    ServerToolResult,
+    TextPart,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UserPrompt,
+)
 from .providers.base import ModelResponse
 from .stream import (
     PartEnd,
@@ -61,8 +79,13 @@ from .stream import (
 __all__ = [
     "UI_MESSAGE_STREAM_HEADERS",
     "OnEnd",
+    "UIChat",
+    "UIEntry",
+    "UIRequestError",
+    "UITurn",
     "event_stream_response",
     "sse_events",
+    "ui_finish_reason",
     "ui_message_chunks",
     "ui_message_stream_response",
 ]
@@ -122,7 +145,22 @@ def _part_end(part: Part) -> dict[str, Any]:
         arguments: Any = part.arguments
         return {"kind": "tool_call", "id": part.id, "name": part.name, "arguments": arguments}
     if isinstance(part, TextPart):
+        if part.citations:  # what the text cites, for a reader (never an encrypted index)
+            cited = [{"url": c.url, "title": c.title} for c in part.citations]
+            return {"kind": "text", "citations": cited}
         return {"kind": "text"}
+    if isinstance(part, ServerToolCall):  # what the provider's tool was asked, not its block
+        arguments: Any = part.arguments
+        call = {"kind": part.kind, "id": part.id, "name": part.name, "arguments": arguments}
+        return {**call, "builtin": part.builtin, "approval": part.approval}
+    if isinstance(part, ServerToolResult):
+        return {
+            "kind": part.kind,
+            "call_id": part.call_id,
+            "name": part.name,
+            "builtin": part.builtin,
+            "is_error": part.is_error,
+        }
     return {"kind": part.kind}
 
 
@@ -134,7 +172,9 @@ async def sse_events(stream: AgentStream[Any]) -> AsyncIterator[dict[str, str]]:
     with its `id` and `name`, a redacted thinking block with `redacted: true`), its deltas
     (`thinking` and `text` `{step, index, text}`, `tool-call` `{step, index, arguments}` with
     a fragment of the arguments' JSON), and `part-end` `{step, index, kind, ...}` (a tool
-    call's whole `id`, `name` and `arguments`, a thinking block's `redacted` and `signed`);
+    call's whole `id`, `name` and `arguments`, a thinking block's `redacted` and `signed`, a
+    built-in tool's call with its `id`, `name`, `builtin` and `arguments` or its result's
+    `call_id`, `name` and `is_error`, a text's `citations` as `{url, title}`);
     then `step` `{step, finish_reason, model}` and `usage` (the request's tokens). After the
     step's tools: `tool-result` `{call_id, name, content, is_error}` for each call, in call
     order. With an output type, `partial-output` `{output}` while the output's JSON streams;
@@ -174,7 +214,9 @@ async def sse_events(stream: AgentStream[Any]) -> AsyncIterator[dict[str, str]]:
                 elif delta.text:
                     yield event(kind, {"step": step, "index": index, "text": delta.text})
             elif isinstance(item, PartEnd):
-                open_parts.pop(item.index, None)
+                if open_parts.pop(item.index, None) is None:  # a part that arrived whole
+                    whole = {"step": step, "index": item.index, "kind": item.part.kind}
+                    yield event("part-start", whole)
                 yield event("part-end", {"step": step, "index": item.index, **_part_end(item.part)})
             elif isinstance(item, ModelResponse):
                 message = item.message
@@ -217,7 +259,10 @@ async def sse_events(stream: AgentStream[Any]) -> AsyncIterator[dict[str, str]]:
 
 
 async def ui_message_chunks(
-    stream: AgentStream[Any], *, message_id: str | None = None
+    stream: AgentStream[Any],
+    *,
+    message_id: str | None = None,
+    denied: Collection[str] = (),
 ) -> AsyncIterator[dict[str, Any]]:
     """The run as the Vercel AI SDK's UI message stream chunks (without the final `[DONE]`).
 
@@ -227,10 +272,14 @@ async def ui_message_chunks(
     `{"thinkagent": {"redacted": true}}` and no text); text as `text-start`, `text-delta`,
     `text-end`; a tool call as `tool-input-start`, `tool-input-delta`, then
     `tool-input-available` with its whole input, and its result as `tool-output-available` (or
-    `tool-output-error`); warnings as transient `data-warning` parts; `finish` with the run's
-    usage in `messageMetadata`, or `error`. Part ids are `"<step>-<index>"`; a tool call's id is
-    its own.
+    `tool-output-error`; `tool-output-denied` for the calls in `denied`); a call that awaits
+    approval as `tool-approval-request` (its approval id is the call's id, the reason a tool
+    gave in `approvalDescriptor`); warnings as transient `data-warning` parts; a structured
+    output as a `data-output` part; `finish` with its `finishReason` (`ui_finish_reason`) and
+    the run's usage and finish reason in `messageMetadata`, or `error`. Part ids are
+    `"<step>-<index>"`; a tool call's id is its own.
     """
+    finish: FinishReason | None = None
     step = 0
     in_step = False
     open_parts: dict[int, str] = {}  # index -> the part's id in the protocol
@@ -280,10 +329,13 @@ async def ui_message_chunks(
                     yield _ui_part_end(open_parts[index], item.message.parts[index])
                 open_parts.clear()
                 in_step = False
+                finish = item.message.finish_reason
                 yield {"type": "finish-step"}
             elif isinstance(item, ToolResultEvent):
                 result = item.result
-                if result.is_error:
+                if result.call_id in denied:
+                    yield {"type": "tool-output-denied", "toolCallId": result.call_id}
+                elif result.is_error:
                     yield {
                         "type": "tool-output-error",
                         "toolCallId": result.call_id,
@@ -301,7 +353,37 @@ async def ui_message_chunks(
     except Exception as exc:  # the run failed: say so, then end the stream cleanly
         yield {"type": "error", "errorText": _error(exc)["message"]}
         return
-    yield {"type": "finish", "messageMetadata": {"usage": _usage(stream.result.usage)}}
+    result = stream.result
+    for call in result.pending_approvals:
+        request: dict[str, Any] = {
+            "type": "tool-approval-request",
+            "approvalId": call.id,
+            "toolCallId": call.id,
+        }
+        reason = result.approval_reasons.get(call.id)
+        if reason is not None:
+            request["approvalDescriptor"] = {"reason": reason}
+        yield request
+    if not result.pending_approvals and not isinstance(result.output, str):
+        yield {"type": "data-output", "data": _jsonable(result.output)}
+    reason_ = ui_finish_reason(finish)
+    metadata = {"usage": _usage(result.usage), "finishReason": reason_}
+    yield {"type": "finish", "finishReason": reason_, "messageMetadata": metadata}
+
+
+_UI_FINISH: dict[str | None, str] = {
+    "stop": "stop",
+    "tool_call": "tool-calls",
+    "length": "length",
+    "content_filter": "content-filter",
+    "error": "error",
+}
+
+
+def ui_finish_reason(reason: FinishReason | None) -> str:
+    """The AI SDK's finish reason for thinkagent's (`tool_call` is `tool-calls`, a reason the
+    provider did not give is `other`)."""
+    return _UI_FINISH.get(reason, "other")
 
 
 def _ui_part_end(part_id: str, part: Part) -> dict[str, Any]:
@@ -357,13 +439,15 @@ def ui_message_stream_response(
     message_id: str | None = None,
     headers: Mapping[str, str] | None = None,
     ping: float | None = 15,
+    denied: Collection[str] = (),
 ) -> EventSourceResponse:
     """A response that streams the run in the Vercel AI SDK's UI message stream protocol
     (`ui_message_chunks`, then `[DONE]`), with its `x-vercel-ai-ui-message-stream: v1`
-    header. Cancelled if the client disconnects; `on_end` runs once the run has ended."""
+    header. Cancelled if the client disconnects; `on_end` runs once the run has ended. To
+    answer a `useChat` request, read it with `UIChat.turn` and use `UITurn.response`."""
 
     async def data() -> AsyncIterator[dict[str, str]]:
-        async for chunk in ui_message_chunks(stream, message_id=message_id):
+        async for chunk in ui_message_chunks(stream, message_id=message_id, denied=denied):
             yield {"data": json.dumps(chunk, ensure_ascii=False)}
         yield {"data": "[DONE]"}
 
@@ -372,3 +456,335 @@ def ui_message_stream_response(
         headers={**UI_MESSAGE_STREAM_HEADERS, **(headers or {})},
         ping=ping,
     )
+
+
+# --- the AI SDK's `useChat` requests, read back into a thinkagent history ------------------------
+
+
+class UIRequestError(ValueError):
+    """A `useChat` request body thinkagent cannot take (answer it with a 4xx): the message
+    says what is wrong, naming the message."""
+
+
+@dataclass(frozen=True, slots=True)
+class UIEntry:
+    """One UI message of a chat and the thinkagent messages behind it, proofs included: a user
+    message is one prompt; an assistant message is every message of the run that produced it
+    (its turns, tool results and thinking), so a later request that names the UI message by
+    its id gets them back exactly."""
+
+    id: str
+    role: Literal["user", "assistant"]
+    messages: tuple[Message, ...]
+
+
+class UIChat:
+    """The server side of one `useChat` conversation: its UI messages by id, each with the
+    thinkagent messages behind it. The browser holds the UI messages (text, reasoning text,
+    tool calls and results) and never a proof; a request names them by id and gets the stored
+    messages back, signatures and all. Persist it with `dump()` and `UIChat.load()`; `version`
+    counts its commits, for a store that refuses a stale write.
+
+    ```python
+    chat = UIChat.load(stored) if stored else UIChat()
+    turn = chat.turn(await request.json())            # the prompt, history, approvals
+    stream = agent.run_stream(turn.prompt, history=turn.history, approvals=turn.approvals)
+    return turn.response(stream, on_end=lambda ended: save(turn.commit(ended)))
+    ```
+    """
+
+    def __init__(self, entries: Sequence[UIEntry] = (), *, version: int = 0) -> None:
+        self.entries: list[UIEntry] = list(entries)
+        self.version = version
+
+    @property
+    def messages(self) -> list[Message]:
+        """The whole history, in order (what `agent.run` would be given)."""
+        return [message for entry in self.entries for message in entry.messages]
+
+    def dump(self) -> str:
+        """The chat as JSON (the messages in their `dump_messages` form)."""
+        return _UICHAT.dump_json(
+            _UIChatRecord(
+                version=self.version,
+                entries=[
+                    _UIEntryRecord(id=e.id, role=e.role, messages=list(e.messages))
+                    for e in self.entries
+                ],
+            ),
+            exclude_none=True,
+        ).decode()
+
+    @classmethod
+    def load(cls, data: str | bytes) -> UIChat:
+        record = _UICHAT.validate_json(data)
+        return cls(
+            [UIEntry(e.id, e.role, tuple(e.messages)) for e in record.entries],
+            version=record.version,
+        )
+
+    def turn(self, body: Mapping[str, Any]) -> UITurn:
+        """What the request `body` (`useChat`'s: `id`, `messages`, `trigger`, `messageId`)
+        asks for: a new prompt (`submit-message` ending with a user message: a new one, or one
+        the user edited), the last answer again (`regenerate-message`: the stored turns up to
+        the user message, no prompt, so the user turn is not repeated), or the continuation of
+        an assistant message whose tool calls the user approved or denied. Messages are taken
+        from this chat by id; one it does not hold is read from the body without reasoning (a
+        client cannot hand in thinking). `UIRequestError` for a body that says none of these."""
+        raw = body.get("messages")
+        if not isinstance(raw, list) or not raw:
+            raise UIRequestError("the request has no messages")
+        ui = [_ui_message(m, i) for i, m in enumerate(cast("list[Any]", raw))]
+        trigger = body.get("trigger") or "submit-message"
+        if trigger not in ("submit-message", "regenerate-message"):
+            raise UIRequestError(f"unknown trigger {trigger!r}")
+        stored = {entry.id: entry for entry in self.entries}
+        *before, last = ui
+        kept = [stored.get(m["id"]) or _entry_from_ui(m, i) for i, m in enumerate(before)]
+        if last["role"] == "user":
+            if trigger == "regenerate-message":
+                entry = stored.get(last["id"]) or _entry_from_ui(last, len(before))
+                return UITurn(self, [*kept, entry], None, {}, f"msg-{uuid.uuid4().hex}", None)
+            prompt = _ui_prompt(last, len(before))
+            return UITurn(self, kept, prompt, {}, f"msg-{uuid.uuid4().hex}", last["id"])
+        approvals = _ui_approvals(last)
+        if not approvals:
+            raise UIRequestError(
+                f"messages[{len(before)}] is the assistant's, with no tool call approved or "
+                "denied: end the request with a user message, or regenerate"
+            )
+        entry = stored.get(last["id"])
+        if entry is None:
+            raise UIRequestError(
+                f"messages[{len(before)}]: assistant message {last['id']!r} is not one of this "
+                "chat's: only a stored turn can be continued"
+            )
+        return UITurn(self, [*kept, entry], None, approvals, entry.id, None, continues=entry)
+
+
+class UITurn:
+    """One `useChat` request, read: run the agent with `prompt`, `history` and `approvals`,
+    stream the run with `response` (into the assistant message `message_id`), and `commit` the
+    run to get the chat to store."""
+
+    def __init__(
+        self,
+        chat: UIChat,
+        kept: list[UIEntry],
+        prompt: UserPrompt | None,
+        approvals: dict[str, Approval],
+        message_id: str,
+        prompt_id: str | None,
+        *,
+        continues: UIEntry | None = None,
+    ) -> None:
+        self.chat = chat
+        self.prompt = prompt
+        self.approvals = approvals
+        self.message_id = message_id
+        self._kept = kept[:-1] if continues is not None else kept
+        self._prompt_id = prompt_id
+        self._continues = continues
+        self.history: list[Message] = [m for entry in kept for m in entry.messages]
+
+    @property
+    def denied(self) -> frozenset[str]:
+        """The calls this request denies (streamed as `tool-output-denied`)."""
+        return frozenset(i for i, decision in self.approvals.items() if not _approves(decision))
+
+    def response(
+        self,
+        stream: AgentStream[Any],
+        *,
+        on_end: OnEnd | None = None,
+        headers: Mapping[str, str] | None = None,
+        ping: float | None = 15,
+    ) -> EventSourceResponse:
+        """The run as the AI SDK's UI message stream, into this turn's assistant message."""
+        return ui_message_stream_response(
+            stream,
+            on_end=on_end,
+            message_id=self.message_id,
+            headers=headers,
+            ping=ping,
+            denied=self.denied,
+        )
+
+    def commit(self, ended: AgentStream[Any] | RunResult[Any]) -> UIChat:
+        """The chat with this turn's run in it (a new `UIChat`, `version` one higher): the
+        entries before the turn, the prompt's user message, and the assistant message with
+        every message of the run; a regenerated answer replaces the one after its user
+        message. A run that failed or was cut keeps what completed (`repair()`d); a run that
+        stopped for approval keeps its calls waiting."""
+        if isinstance(ended, RunResult):
+            messages, pending = ended.messages, bool(ended.pending_approvals)
+        else:
+            messages = ended.messages
+            try:
+                pending = bool(ended.result.pending_approvals)
+            except RuntimeError:  # the run failed or was cancelled: no result
+                pending = False
+        entries = list(self._kept)
+        start = sum(len(entry.messages) for entry in entries)
+        if self._prompt_id is not None:
+            if len(messages) <= start:  # nothing ran, not even the prompt was taken
+                return UIChat(self.chat.entries, version=self.chat.version)
+            entries.append(UIEntry(self._prompt_id, "user", (messages[start],)))
+            start += 1
+        answer = list(messages[start:])
+        if not pending:
+            answer = repair(answer) if answer else answer
+        if answer:
+            entries.append(UIEntry(self.message_id, "assistant", tuple(answer)))
+        return UIChat(entries, version=self.chat.version + 1)
+
+
+class _UIEntryRecord(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    id: str
+    role: Literal["user", "assistant"]
+    messages: list[Message]
+
+
+class _UIChatRecord(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    version: int = 0
+    entries: list[_UIEntryRecord] = []
+
+
+_UICHAT: TypeAdapter[_UIChatRecord] = TypeAdapter(_UIChatRecord)
+
+
+def _approves(decision: Approval) -> bool:
+    return decision is True or isinstance(decision, ToolApproved)
+
+
+def _ui_message(raw: Any, index: int) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise UIRequestError(f"messages[{index}] is not an object")
+    message = cast("dict[str, Any]", raw)
+    if message.get("role") not in ("user", "assistant"):
+        raise UIRequestError(f"messages[{index}]: role must be 'user' or 'assistant'")
+    if not isinstance(message.get("id"), str) or not message["id"]:
+        raise UIRequestError(f"messages[{index}] has no id")
+    if not isinstance(message.get("parts"), list):
+        raise UIRequestError(f"messages[{index}] has no parts")
+    return message
+
+
+def _ui_prompt(message: Mapping[str, Any], index: int) -> UserPrompt:
+    """A user UI message's text and files, as a prompt."""
+    content: list[str | Image | Document] = []
+    for j, raw in enumerate(cast("list[Any]", message["parts"])):
+        part: dict[str, Any] = cast("dict[str, Any]", raw) if isinstance(raw, dict) else {}
+        kind = part.get("type")
+        if kind == "text":
+            content.append(str(part.get("text", "")))
+        elif kind == "file":
+            content.append(_ui_file(part, index, j))
+    if not any(isinstance(c, Image | Document) or c.strip() for c in content):
+        raise UIRequestError(f"messages[{index}]: the user message has no text and no file")
+    return content
+
+
+def _ui_file(part: Mapping[str, Any], index: int, j: int) -> Image | Document:
+    url = part.get("url")
+    media_type = part.get("mediaType")
+    if not isinstance(url, str) or not isinstance(media_type, str):
+        raise UIRequestError(f"messages[{index}].parts[{j}]: a file needs a url and a mediaType")
+    kind = Image if media_type.startswith("image/") else Document
+    try:
+        if url.startswith("data:"):
+            header, _, payload = url.partition(",")
+            data = (
+                base64.b64decode(payload, validate=True)
+                if header.endswith(";base64")
+                else urllib.parse.unquote_to_bytes(payload)
+            )
+            return kind(data=data, media_type=media_type)
+        return kind(url=url, media_type=media_type)
+    except (ValueError, binascii.Error) as exc:
+        raise UIRequestError(f"messages[{index}].parts[{j}]: {exc}") from exc
+
+
+def _tool_name(part: Mapping[str, Any]) -> str | None:
+    kind = part.get("type")
+    if kind == "dynamic-tool":
+        name = part.get("toolName")
+        return name if isinstance(name, str) else None
+    if isinstance(kind, str) and kind.startswith("tool-"):
+        return kind[5:]
+    return None
+
+
+def _ui_approvals(message: Mapping[str, Any]) -> dict[str, Approval]:
+    """The decisions in an assistant UI message: its tool parts the user approved or denied."""
+    decisions: dict[str, Approval] = {}
+    for part in cast("list[Any]", message["parts"]):
+        if not isinstance(part, dict) or _tool_name(cast("dict[str, Any]", part)) is None:
+            continue
+        tool = cast("dict[str, Any]", part)
+        approval = tool.get("approval")
+        if tool.get("state") != "approval-responded" or not isinstance(approval, dict):
+            continue
+        answer = cast("dict[str, Any]", approval)
+        call_id = str(tool.get("toolCallId"))
+        if answer.get("approved") is True:
+            decisions[call_id] = True
+        else:
+            reason = answer.get("reason")
+            decisions[call_id] = ToolDenied(reason) if isinstance(reason, str) else False
+    return decisions
+
+
+def _entry_from_ui(message: Mapping[str, Any], index: int) -> UIEntry:
+    """A UI message this chat does not hold, read from the client: text, files, tool calls and
+    results, step by step; never reasoning (it would come without its proof, from a client)."""
+    if message["role"] == "user":
+        prompt = _ui_prompt(message, index)
+        return UIEntry(message["id"], "user", (Message.user(prompt),))
+    out: list[Message] = []
+    parts: list[Part] = []
+    results: list[ToolResult] = []
+
+    def close() -> None:
+        if parts:
+            out.append(Message(role="assistant", parts=tuple(parts)))
+            if results:
+                out.append(Message(role="user", parts=tuple(results)))
+        parts.clear()
+        results.clear()
+
+    for raw in cast("list[Any]", message["parts"]):
+        if not isinstance(raw, dict):
+            continue
+        part = cast("dict[str, Any]", raw)
+        kind = part.get("type")
+        if kind == "step-start":
+            close()
+        elif kind == "text" and part.get("text"):
+            parts.append(TextPart(text=str(part["text"])))
+        elif (name := _tool_name(part)) is not None and part.get("state") not in (
+            "input-streaming",
+        ):
+            call_id = str(part.get("toolCallId"))
+            arguments = part.get("input")
+            parts.append(
+                ToolCall(
+                    id=call_id,
+                    name=name,
+                    arguments=cast("dict[str, Any]", arguments)
+                    if isinstance(arguments, dict)
+                    else {},
+                )
+            )
+            state = part.get("state")
+            if state == "output-available":
+                results.append(ToolResult(call_id=call_id, name=name, content=part.get("output")))
+            elif state in ("output-error", "output-denied"):
+                text = part.get("errorText") or ToolDenied().reason
+                results.append(
+                    ToolResult(call_id=call_id, name=name, content=str(text), is_error=True)
+                )
+    close()
+    return UIEntry(message["id"], "assistant", tuple(out))

@@ -5,29 +5,40 @@ and ends with the complete `ModelResponse`. `index` is the position of the part 
 message, so deltas of interleaved parts fold into exactly the message a non-streamed call
 returns. Adapters fold their vendor's events with a `StreamBuilder`, keyed by the vendor's own
 part identity; `MessageAssembler` folds deltas that already carry their index.
+
+What a model returns is kept only in a form that can be sent back and persisted (`model_text`,
+`tool_arguments`): the fold applies it to every fragment, and the adapters to every
+non-streamed response, so a hostile stream never puts into a history what no JSON file can hold.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable
+import math
+import re
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Generic
+from typing import Generic, cast
 
 from pydantic import JsonValue
 from typing_extensions import TypeVar
 
 from .messages import (
+    Citation,
     FinishReason,
     Message,
     OpaqueBlock,
     Part,
     ProviderDetails,
+    ServerToolCall,
+    ServerToolResult,
     TextPart,
     ThinkingBlock,
     ToolCall,
     ToolResult,
     Usage,
+    json_object,
+    valid_unicode,
 )
 
 __all__ = [
@@ -41,9 +52,116 @@ __all__ = [
     "ToolCallDelta",
     "ToolResultEvent",
     "WarningEvent",
+    "model_block",
+    "model_data",
+    "model_text",
+    "tool_arguments",
 ]
 
 OutputT = TypeVar("OutputT", default=str)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def model_text(text: str) -> str:
+    """Text a model returned, as it can be kept: a lone surrogate (which UTF-8, and so no API
+    and no JSON file, can hold) becomes U+FFFD, the replacement character, as a UTF-8 decoder
+    does with bytes it cannot read; the two halves of a pair sent apart are joined."""
+    if valid_unicode(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def tool_arguments(value: object, *, parse: bool = True) -> dict[str, JsonValue] | str:
+    """A model's tool-call arguments as a `ToolCall` keeps them.
+
+    `value` is the JSON text the model wrote, or what an SDK parsed it into. With `parse` (the
+    APIs whose calls carry an object: Anthropic, Bedrock, Gemini) a JSON object of plain JSON
+    values becomes a dict; anything else a model may send (a list or a number, NaN or an
+    infinity, a lone surrogate, JSON that does not parse) stays its JSON text, which the agent
+    answers with an error result for the model to fix and which replays as an empty object.
+    Without `parse` (OpenAI, whose arguments are text) the text is kept exactly. Either way a
+    lone surrogate in the text becomes its JSON escape (`\\ud800`), so the evidence stays
+    whole and can be persisted.
+    """
+    if isinstance(value, str):
+        text = value if valid_unicode(value) else _escape_surrogates(value)
+        if not parse:
+            return text
+        if not text.strip():
+            return {}
+        try:
+            return json_object(text)
+        except ValueError:
+            return text
+    if isinstance(value, dict) and _plain_json(cast("dict[object, object]", value)):
+        return cast("dict[str, JsonValue]", value)
+    return json.dumps(value, ensure_ascii=True, default=str)  # NaN stays NaN: the evidence
+
+
+def model_data(value: JsonValue) -> JsonValue:
+    """JSON data a model or its API returned (a part's provider details, a provider block), as
+    it can be kept: every text through `model_text`, NaN and infinities as their names
+    (`"NaN"`, as a tool's result keeps them). `value` itself when it needs nothing."""
+    if _plain_json(value):
+        return value
+    return _mended(value)
+
+
+def model_block(part: Part) -> Part:
+    """A provider block an API returned whole (`OpaqueBlock`, `ServerToolCall`,
+    `ServerToolResult`), every text and number in it as `model_data` keeps it: the block
+    itself when it needs nothing."""
+    fields = part.model_dump()
+    mended = model_data(fields)
+    return part if mended is fields else type(part).model_validate(mended)
+
+
+def _mended(value: object) -> JsonValue:
+    if isinstance(value, str):
+        return model_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value).replace("inf", "Infinity").replace("nan", "NaN")
+    if isinstance(value, list):
+        return [_mended(v) for v in cast("list[object]", value)]
+    if isinstance(value, dict):
+        items = cast("dict[object, object]", value).items()
+        return {model_text(str(k)): _mended(v) for k, v in items}
+    return cast("JsonValue", value)
+
+
+def _arguments_fragment(fragment: str) -> str:
+    """A streamed fragment of argument JSON, its lone surrogates escaped: the halves of a pair
+    split between two fragments are escaped apart and still read back as the pair."""
+    return fragment if valid_unicode(fragment) else _escape_surrogates(fragment)
+
+
+def _escape_surrogates(text: str) -> str:
+    joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", joined)
+
+
+def _plain_json(value: object) -> bool:
+    """Whether `value` is JSON data that can be encoded as it is: finite numbers, text that is
+    valid Unicode (in keys too)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if not valid_unicode(node):
+                return False
+        elif isinstance(node, float):
+            if not math.isfinite(node):
+                return False
+        elif isinstance(node, dict):
+            items = cast("dict[object, object]", node)
+            if not all(isinstance(k, str) and valid_unicode(k) for k in items):
+                return False
+            stack.extend(items.values())
+        elif isinstance(node, list):
+            stack.extend(cast("list[object]", node))
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +183,14 @@ class ThinkingDelta:
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
-    """More of text part `index` (and its signature, on Gemini)."""
+    """More of text part `index` (and its signature, on Gemini). `citations`, when not None,
+    are the part's citations so far, whole (they replace any given before)."""
 
     index: int
     text: str = ""
     signature: str | None = None
     provider_details: ProviderDetails | None = None
+    citations: tuple[Citation, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +270,19 @@ class _Builder:
     id: str | None = None
     name: str | None = None
     details: dict[str, JsonValue] | None = None
-    raw: dict[str, JsonValue] | None = None  # an opaque block's data, as it stands
+    citations: tuple[Citation, ...] = ()  # a text part's, folded in whole
+    raw: dict[str, JsonValue] | None = None  # a provider block's data, as it stands
+    make: Callable[[dict[str, JsonValue]], Part] | None = None  # builds the block from `raw`
     done: Part | None = None  # the part, once its end was signalled (built once)
+    mended: bool = False  # text the model sent was mended: its proof no longer fits it
+
+    def fold_text(self, text: str) -> str:
+        """Keep a fragment of text as `model_text` has it; return what was kept."""
+        kept = model_text(text)
+        if kept is not text:
+            self.mended = True
+        self.chunks.append(kept)
+        return kept
 
     def merge_details(self, details: ProviderDetails | None) -> None:
         # In place: vendors repeat the same details on every delta of a part (a Responses
@@ -169,6 +300,10 @@ _KINDS: dict[type[ModelDelta], type[Part]] = {
     TextDelta: TextPart,
     ToolCallDelta: ToolCall,
 }
+
+
+_WHOLE: frozenset[type[Part]] = frozenset({OpaqueBlock, ServerToolCall, ServerToolResult})
+"""The parts that keep a provider's block whole: built from the block, never from deltas."""
 
 
 class MessageAssembler:
@@ -192,14 +327,23 @@ class MessageAssembler:
             builder.id = delta.id or builder.id
             builder.name = delta.name or builder.name
             if delta.args_fragment:
-                builder.chunks.append(delta.args_fragment)
+                builder.chunks.append(_arguments_fragment(delta.args_fragment))
             return
         if delta.text:
-            builder.chunks.append(delta.text)
+            builder.fold_text(delta.text)
+        if isinstance(delta, TextDelta) and delta.citations is not None:
+            builder.citations = delta.citations
         if isinstance(delta, ThinkingDelta):
             if delta.redacted is not None:
                 builder.redacted = delta.redacted
             builder.id = delta.id or builder.id
+
+    def add_part(self, index: int, part: Part) -> PartEnd:
+        """Part `index` arrived whole (a provider block: `OpaqueBlock`, `ServerToolCall`,
+        `ServerToolResult`, which no delta describes): the `PartEnd` to yield for it."""
+        builder = self._builder(index, type(part))
+        builder.done = part
+        return PartEnd(index, part)
 
     def _builder(self, index: int, kind: type[Part]) -> _Builder:
         builder = self._builders.get(index)
@@ -272,37 +416,37 @@ class MessageAssembler:
         )
 
     def _part(self, b: _Builder, *, partial: bool = False) -> Part | None:
-        if b.kind is OpaqueBlock:  # kept only whole: a cut one could not go back as it was
-            return b.done if partial else OpaqueBlock.of(b.raw or {})
+        if b.make is not None or b.kind in _WHOLE:  # kept only whole: a cut one could not go back
+            if partial or b.make is None:
+                return b.done
+            return b.make(cast("dict[str, JsonValue]", model_data(b.raw or {})))
         text = "".join(b.chunks)
+        details = None if b.details is None else cast("ProviderDetails", model_data(b.details))
+        signature = None if b.mended else b.signature  # a proof of other text than is kept
         if b.kind is ThinkingBlock:
-            if partial and not (text or b.signature or b.redacted is not None or b.id):
+            if partial and not (text or signature or b.redacted is not None or b.id):
                 return None  # nothing arrived that could be shown or replayed
             return ThinkingBlock(
                 text=text,
-                signature=b.signature,
+                signature=signature,
                 redacted=b.redacted,
                 id=b.id,
-                provider_details=b.details,
+                provider_details=details,
             )
         if b.kind is TextPart:
-            return TextPart(text=text, signature=b.signature, provider_details=b.details)
+            return TextPart(
+                text=text, signature=signature, citations=b.citations, provider_details=details
+            )
         if b.id is None or b.name is None:
             if partial:
                 return None
             raise ValueError("a streamed tool call ended without an id or a name")
-        arguments: dict[str, JsonValue] | str = text
-        if self._json_arguments:
-            try:
-                arguments = json.loads(text) if text.strip() else {}
-            except (ValueError, RecursionError):
-                arguments = text  # kept as text; the agent reports the bad JSON to the model
         return ToolCall(
-            id=b.id,
-            name=b.name,
-            arguments=arguments,
+            id=model_text(b.id),
+            name=model_text(b.name),
+            arguments=tool_arguments(text, parse=self._json_arguments),
             signature=b.signature,
-            provider_details=b.details,
+            provider_details=details,
         )
 
 
@@ -352,7 +496,7 @@ class StreamBuilder(MessageAssembler):
         if id is not None:
             builder.id = id
         if text:
-            builder.chunks.append(text)
+            text = builder.fold_text(text)
         elif signature is None and redacted is None:
             return None
         if signature is not None:
@@ -368,18 +512,22 @@ class StreamBuilder(MessageAssembler):
         *,
         signature: str | None = None,
         details: ProviderDetails | None = None,
+        citations: tuple[Citation, ...] | None = None,
     ) -> TextDelta | None:
-        """Fold visible text (and its signature, on Gemini) into part `key`."""
+        """Fold visible text (and its signature, on Gemini) into part `key`; `citations`, when
+        given, are the part's whole citations so far."""
         builder = self._open(key, TextPart)
         if details:
             builder.merge_details(details)
+        if citations is not None:
+            builder.citations = citations
         if text:
-            builder.chunks.append(text)
-        elif signature is None:
+            text = builder.fold_text(text)
+        elif signature is None and citations is None:
             return None
         if signature is not None:
             builder.signature = signature
-        return TextDelta(builder.index, text, signature, details)
+        return TextDelta(builder.index, text, signature, details, citations)
 
     def tool_call(
         self,
@@ -400,6 +548,7 @@ class StreamBuilder(MessageAssembler):
         if name:
             builder.name = name
         if arguments:
+            arguments = _arguments_fragment(arguments)
             builder.chunks.append(arguments)
         if signature is not None:
             builder.signature = signature
@@ -407,12 +556,42 @@ class StreamBuilder(MessageAssembler):
             return None
         return ToolCallDelta(builder.index, id, name, arguments, signature, details)
 
+    def replace_arguments(self, key: Hashable, arguments: str) -> None:
+        """Replace the argument text of tool call `key` (a vendor that restates a call's whole
+        arguments after streaming them in pieces it could not keep in order)."""
+        builder = self._keys.get(key)
+        if builder is not None and builder.kind is ToolCall:
+            builder.chunks = [arguments]
+
     def opaque(self, key: Hashable, data: dict[str, JsonValue]) -> None:
         """Open part `key` as a provider block kept whole (`OpaqueBlock`), or replace what it
         holds so far with `data`: the adapter folds the vendor's events into the block itself.
         It is yielded by no delta; `end(key)` gives its `PartEnd`, and a stream cut before that
         leaves it out of the partial message."""
-        self._open(key, OpaqueBlock).raw = data
+        self.block(key, data, OpaqueBlock, OpaqueBlock.of)
+
+    def block(
+        self,
+        key: Hashable,
+        data: dict[str, JsonValue],
+        kind: type[Part],
+        make: Callable[[dict[str, JsonValue]], Part],
+    ) -> None:
+        """Open part `key` as a provider block of `kind` (an `OpaqueBlock`, a `ServerToolCall`,
+        a `ServerToolResult`), or replace what it holds so far with `data`; `make` builds the
+        part from the block once it is complete. Like `opaque`: no delta, `end(key)` gives its
+        `PartEnd`, and a stream cut before that leaves it out."""
+        builder = self._open(key, kind)
+        builder.raw = data
+        builder.make = make
+
+    def whole(self, key: Hashable, part: Part) -> PartEnd:
+        """Part `key` arrived whole (a provider block the vendor sends in one event): it takes
+        the next position and is complete at once; the `PartEnd` to yield."""
+        part = model_block(part)
+        builder = self._open(key, type(part))
+        builder.done = part
+        return PartEnd(builder.index, part)
 
     def end(self, key: Hashable) -> PartEnd | None:
         """Part `key` is complete (the vendor said so): the `PartEnd` to yield, or None when

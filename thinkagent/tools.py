@@ -12,7 +12,7 @@ import math
 import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast, get_origin
+from typing import Any, cast, get_args, get_origin
 
 import pydantic_core
 from pydantic import (
@@ -31,7 +31,15 @@ from .messages import Document, Image
 from .output import without_titles
 from .providers.base import ToolDefinition
 
-__all__ = ["TOOL_THREADS", "Tool", "ToolFunction", "ToolThreads", "ToolTimedOut"]
+__all__ = [
+    "TOOL_THREADS",
+    "ApprovalPredicate",
+    "ApprovalRequired",
+    "Tool",
+    "ToolFunction",
+    "ToolThreads",
+    "ToolTimedOut",
+]
 
 DEFAULT_MAX_RETRIES = 2
 """How many model turns in a row a tool may fail (its errors going back to the model) before
@@ -40,6 +48,24 @@ the run stops."""
 ToolFunction = Callable[..., Any]
 """A plain sync or async function; its parameters become the tool's arguments (a first
 parameter annotated `RunContext[D]` receives the run's context instead)."""
+
+ApprovalPredicate = Callable[[RunContext[Any], dict[str, Any]], bool | Awaitable[bool]]
+"""Whether one call needs approval, from the run's context and the call's arguments (the
+model's JSON object, before validation): a plain or async function."""
+
+
+class ApprovalRequired(Exception):  # a request, not an error: hence no "Error" in the name
+    """Raised by a tool to stop its call until a person approves it: the run ends with the
+    call in `RunResult.pending_approvals` and `reason` in `RunResult.approval_reasons`.
+
+    Approved (`approvals={call_id: True}`), the tool is called again with
+    `ctx.tool_call_approved` true, and must not raise it again.
+    """
+
+    def __init__(self, reason: str = "This call needs approval.") -> None:
+        super().__init__(reason)
+        self.reason = reason
+
 
 _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?)\s*:?\s*$")
 _GOOGLE_PARAM = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
@@ -59,8 +85,10 @@ class Tool:
     messages, the call's id, the retry count) and is left out of the schema. With
     `requires_approval=True` a call is not run until it is approved: the run ends with the
     call on `RunResult.pending_approvals`, and `agent.run(None, history=..., approvals=...)`
-    runs or denies it. A tool may return an `Image` or a `Document`, or a list holding some:
-    they go back to the model as the result's `media`.
+    runs, edits or denies it. `requires_approval` may also be a function of the run's context
+    and the call's arguments (`ApprovalPredicate`) that says per call, and a tool may raise
+    `ApprovalRequired(reason)` from inside. A tool may return an `Image` or a `Document`, or a
+    list holding some: they go back to the model as the result's `media`.
 
     A plain `def` tool runs on `TOOL_THREADS`, so a slow one never blocks the event loop; with
     `inline=True` it runs on the event loop itself, sparing the hop to a thread: for fast
@@ -83,10 +111,11 @@ class Tool:
         description: str | None = None,
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: float | None = None,
-        requires_approval: bool = False,
+        requires_approval: bool | ApprovalPredicate = False,
         inline: bool = False,
         early_start: bool | None = None,
     ) -> None:
+        _check_approval_setting(requires_approval)
         if max_retries < 0:
             raise ToolError("max_retries cannot be negative")
         is_async = inspect.iscoroutinefunction(function)
@@ -112,6 +141,7 @@ class Tool:
         self._arguments_model, self.takes_context = _arguments_model(
             function, self.name, param_docs
         )
+        self.returns_media = _returns_media(target)
         self._is_async = is_async
         self._schema: dict[str, Any] | None = None
 
@@ -125,7 +155,7 @@ class Tool:
         parameters: dict[str, Any],
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: float | None = None,
-        requires_approval: bool = False,
+        requires_approval: bool | ApprovalPredicate = False,
         early_start: bool | None = None,
     ) -> Tool:
         """A tool defined by its JSON schema rather than by a signature (an MCP server's tools).
@@ -133,6 +163,7 @@ class Tool:
         `function` is an async function of the arguments object, which is passed as the model
         sent it: whoever serves the tool validates it against `parameters`.
         """
+        _check_approval_setting(requires_approval)
         if max_retries < 0:
             raise ToolError("max_retries cannot be negative")
         tool = cls.__new__(cls)
@@ -145,6 +176,7 @@ class Tool:
         tool.inline = False
         tool.early_start = early_start
         tool.takes_context = False
+        tool.returns_media = False
         tool._is_async = True
         tool._schema = parameters
         return tool
@@ -160,6 +192,16 @@ class Tool:
         else:
             schema = without_titles(self._arguments_model.model_json_schema())
         return ToolDefinition(name=self.name, description=self.description, parameters=schema)
+
+    async def asks_approval(self, ctx: RunContext[Any], arguments: dict[str, Any]) -> bool:
+        """Whether this call must wait for approval before it runs (`requires_approval`)."""
+        needs = self.requires_approval
+        if isinstance(needs, bool):
+            return needs
+        answer = needs(ctx, arguments)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return bool(answer)
 
     def validate_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The validated keyword arguments; raises pydantic's `ValidationError` when invalid."""
@@ -319,6 +361,30 @@ def _mend(value: Any) -> JsonValue:
         items = cast("dict[Any, Any]", value).items()
         return {cast("str", _mend(k)): _mend(v) for k, v in items}
     return cast("JsonValue", value)
+
+
+def _check_approval_setting(value: object) -> None:
+    if not (isinstance(value, bool) or callable(value)):
+        raise ToolError(
+            "requires_approval must be True, False or a function of (ctx, arguments) that "
+            f"says whether a call needs approval; got {value!r}"
+        )
+
+
+def _returns_media(function: ToolFunction) -> bool:
+    """Whether the function's return annotation names `Image` or `Document` (anywhere in it: a
+    union, a list): its calls may return media, which the agent checks the model can take
+    before the first request."""
+    annotation: Any = getattr(function, "__annotations__", {}).get("return")
+    if isinstance(annotation, str):
+        return any(name in annotation for name in ("Image", "Document"))
+    pending: list[Any] = [annotation]
+    while pending:
+        item = pending.pop()
+        if item in _MEDIA:
+            return True
+        pending.extend(get_args(item))
+    return False
 
 
 def describe_failure(tool: Tool, exc: BaseException) -> str:

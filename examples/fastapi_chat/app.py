@@ -6,19 +6,32 @@ included, so each turn replays the earlier thinking exactly.
     uvicorn --factory app:create_app --app-dir examples/fastapi_chat   # under your own uvicorn
 
 then open http://127.0.0.1:8000. Without an API key it runs on the thinkagent emulator (started
-in the app); with ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY) set it talks to that
-provider (CHAT_MODEL picks the model). Conversations go to `conversations.sqlite3` beside this
-file (`--db` or CHAT_DB for another).
+in the app, and paced: each streamed event waits CHAT_PACE seconds, 0.15 by default, so the
+thinking is seen growing as a real model's would; the page says it is the emulator); with
+ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY) set it talks to that provider (CHAT_MODEL
+picks the model). Conversations go to `conversations.sqlite3` beside this file (`--db` or
+CHAT_DB for another), which git ignores.
 
 Endpoints:
 - `POST /api/chat` `{"message": ..., "conversation_id": ...}`: the turn as Server-Sent Events in
   thinkagent's schema (`thinkagent.sse.event_stream_response`); the conversation's id is in the
   `x-conversation-id` header (a new one when none is given).
 - `POST /api/chat/ui`: the same in the Vercel AI SDK's UI message stream protocol, for a page
-  written with its `useChat` hook (the request body is the hook's: `id`, `messages`).
+  written with its `useChat` hook (the request body is the hook's: `id`, `messages`, `trigger`,
+  `messageId`). The proofs stay here, stored by UI message id (`thinkagent.sse.UIChat`): the
+  browser never sees one and never sends one back. It regenerates an answer without repeating
+  the user's turn, and asks before booking a table for more than six (a tool approval).
+- `POST /api/ag-ui`: the same in the AG-UI protocol (the body is a `RunAgentInput`; the thread
+  id is the conversation's), the proofs kept here by message id (`thinkagent.ag_ui.AGUIThread`);
+  a booking that needs approval ends the run with an interrupt, and `resume` answers it.
 - `POST /api/chat/json`: the turn without streaming, as JSON.
 - `GET /api/conversations`, `GET /api/conversations/{id}`: the stored conversations, as the page
   shows them (thinking text, tool calls and results, answers; never a proof).
+- `GET /api/info`: the model and where it runs, for the page's header.
+
+One turn of a conversation runs at a time: a second one that arrives while the first runs is
+refused with 409, and a conversation is stored only if nobody stored it since it was loaded (a
+version check, so two server processes cannot lose a turn either).
 """
 
 from __future__ import annotations
@@ -36,24 +49,29 @@ import uvicorn
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from pydantic import BaseModel, Field
+from starlette.background import BackgroundTask
 
 sys.path.insert(0, str(Path(__file__).parent))  # `store` beside this file, however it is run
 
-from store import Conversations
+from store import Conversations, StaleConversation
 
 from thinkagent import (
     Agent,
+    ApprovalRequired,
     Message,
     Model,
+    RunContext,
     TextPart,
     ThinkAgentError,
     ThinkingBlock,
     ToolCall,
     ToolResult,
 )
-from thinkagent.sse import event_stream_response, ui_message_stream_response
+from thinkagent.ag_ui import AGUIRequestError, AGUIThread
+from thinkagent.sse import UIChat, UIRequestError, event_stream_response
 
 HERE = Path(__file__).parent
+EMULATOR = "the thinkagent emulator (no API key set)"
 INSTRUCTIONS = "You are a helpful assistant. Use the tools for weather and time questions."
 
 
@@ -67,34 +85,71 @@ def get_time(city: str) -> str:
     return f"12:00 in {city}"
 
 
+def book_table(ctx: RunContext[None], city: str, people: int) -> str:
+    """Book a table at a restaurant in a city."""
+    if people > 6 and not ctx.tool_call_approved:
+        raise ApprovalRequired(f"a table for {people} needs your approval")
+    return f"booked a table for {people} in {city}"
+
+
+class Turns:
+    """The conversations with a turn running in this process: a second turn of one of them is
+    refused (409) until the first has ended and been stored."""
+
+    def __init__(self) -> None:
+        self._running: set[str] = set()
+
+    def claim(self, conversation: str) -> None:
+        if conversation in self._running:
+            raise HTTPException(
+                409, f"a turn of conversation {conversation!r} is still running: wait for it"
+            )
+        self._running.add(conversation)
+
+    def release(self, conversation: str) -> None:
+        self._running.discard(conversation)
+
+    def released_after(self, response: Response, conversation: str) -> Response:
+        """`response`, releasing the conversation once it has been sent, for a response whose
+        run never started (a client gone at once); its `on_end` releases it as soon as the
+        turn is stored, before the stream closes."""
+        response.background = BackgroundTask(self.release, conversation)
+        return response
+
+
 async def open_model(stack: AsyncExitStack) -> tuple[Model, str]:
     """The model to chat with, and where it runs: the provider whose key is set, else the
     emulator (started here, stopped with the app)."""
     name = os.environ.get("CHAT_MODEL")
     if os.environ.get("ANTHROPIC_API_KEY"):
-        from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
+        from thinkagent.providers.claude import AnthropicModel, ClaudeThinking
 
         thinking = ClaudeThinking.adaptive(display="summarized")
-        return AnthropicModel(name or "claude-sonnet-4-6", thinking=thinking), "Anthropic API"
+        return AnthropicModel(name or "claude-sonnet-4-6", thinking=thinking), "the Anthropic API"
     if os.environ.get("OPENAI_API_KEY"):
         from thinkagent.providers.openai import OpenAIResponsesModel, OpenAIThinking
 
         thinking = OpenAIThinking(summary="auto")
-        return OpenAIResponsesModel(name or "gpt-5", thinking=thinking), "OpenAI API"
+        return OpenAIResponsesModel(name or "gpt-5", thinking=thinking), "the OpenAI API"
     if os.environ.get("GEMINI_API_KEY"):
         from thinkagent.providers.gemini import GeminiModel, GeminiThinking
 
         thinking = GeminiThinking(include_thoughts=True)
-        return GeminiModel(name or "gemini-3-flash-preview", thinking=thinking), "Gemini API"
-    from thinkagent.emulator import Emulator
-    from thinkagent.providers.anthropic import AnthropicModel, ClaudeThinking
+        return GeminiModel(name or "gemini-3-flash-preview", thinking=thinking), "the Gemini API"
+    from thinkagent.emulator import Emulator, Fault
+    from thinkagent.providers.claude import AnthropicModel, ClaudeThinking
 
     emulator = stack.enter_context(Emulator())
+    # The emulator answers a turn in a blink; a real model streams for seconds. Each event of its
+    # answers waits CHAT_PACE seconds, so the thinking is seen growing (about 30,000 requests).
+    pace = float(os.environ.get("CHAT_PACE", "0.15"))
+    if pace > 0:
+        emulator.inject(Fault.slow(pace, api="anthropic"), times=100_000)
     client = emulator.anthropic_client()
     stack.push_async_callback(client.close)
     thinking = ClaudeThinking.adaptive(display="summarized")
     model = AnthropicModel(name or "claude-sonnet-4-6", client=client, thinking=thinking)
-    return model, "the thinkagent emulator (no API key set)"
+    return model, EMULATOR
 
 
 class Turn(BaseModel):
@@ -114,56 +169,149 @@ def create_app(db: str | Path | None = None, model: Model | None = None) -> Fast
                 state["model"], where = await open_model(stack)
             else:
                 state["model"], where = model, "the given model"
+            state["where"] = where
             print(f"fastapi_chat: chatting with {state['model'].model_name} on {where}", flush=True)
             yield
 
     app = FastAPI(title="thinkagent chat", lifespan=lifespan)
+    turns = Turns()
 
-    def agent() -> Agent[None, str]:
-        return Agent(state["model"], tools=[get_weather, get_time], instructions=INSTRUCTIONS)
+    def agent(*, booking: bool = False) -> Agent[None, str]:
+        tools: list[Any] = [get_weather, get_time, *([book_table] if booking else [])]
+        return Agent(state["model"], tools=tools, instructions=INSTRUCTIONS)
+
+    async def store(
+        conversation: str, messages: Any, version: int, ui: UIChat | AGUIThread | None = None
+    ) -> bool:
+        """Store a turn if nobody stored the conversation since it was loaded (False if not),
+        then let its next turn in."""
+        try:
+            await conversations.save(conversation, messages, version=version, ui=ui)
+        except StaleConversation:
+            print(f"fastapi_chat: conversation {conversation} changed meanwhile: turn not stored")
+            return False
+        finally:
+            turns.release(conversation)
+        return True
 
     @app.get("/")
     async def page() -> FileResponse:
         return FileResponse(HERE / "static" / "index.html")
 
+    @app.get("/favicon.ico")
+    @app.get("/favicon.svg")
+    async def favicon() -> FileResponse:
+        return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
+
+    @app.get("/api/info")
+    async def info() -> dict[str, Any]:
+        where = state["where"]
+        return {"model": state["model"].model_name, "where": where, "emulator": where == EMULATOR}
+
     @app.post("/api/chat")
     async def chat(turn: Turn) -> Response:
         conversation = turn.conversation_id or uuid.uuid4().hex
-        history = await conversations.load(conversation)
-        stream = agent().run_stream(turn.message, history=history)
+        turns.claim(conversation)
+        try:
+            stored = await conversations.load(conversation)
+            stream = agent().run_stream(
+                turn.message, history=stored.messages, conversation_id=conversation
+            )
+        except BaseException:
+            turns.release(conversation)
+            raise
 
         async def save(ended: Any) -> None:
-            await conversations.save(conversation, ended.messages)
+            await store(conversation, ended.messages, stored.version)
 
-        return event_stream_response(
+        response = event_stream_response(
             stream, on_end=save, headers={"x-conversation-id": conversation}
         )
+        return turns.released_after(response, conversation)
 
     @app.post("/api/chat/ui")
     async def chat_ui(request: Request) -> Response:
         body = await request.json()
+        if not isinstance(body, dict):
+            raise HTTPException(422, "the body must be useChat's request object")
         conversation = str(body.get("id") or uuid.uuid4().hex)
-        message = _last_user_text(body.get("messages") or [])
-        if not message:
-            raise HTTPException(422, "the last message must be the user's, with text")
-        history = await conversations.load(conversation)
-        stream = agent().run_stream(message, history=history)
+        turns.claim(conversation)
+        try:
+            stored = await conversations.load(conversation)
+            if stored.messages and stored.ui is None:
+                raise HTTPException(422, f"conversation {conversation!r} is not a useChat one")
+            chat = stored.ui or UIChat()
+            try:
+                turn = chat.turn(body)
+            except UIRequestError as error:
+                raise HTTPException(422, str(error)) from None
+            stream = agent(booking=True).run_stream(
+                turn.prompt,
+                history=turn.history,
+                approvals=turn.approvals,
+                conversation_id=conversation,
+            )
+        except BaseException:
+            turns.release(conversation)
+            raise
 
         async def save(ended: Any) -> None:
-            await conversations.save(conversation, ended.messages)
+            updated = turn.commit(ended)
+            await store(conversation, updated.messages, stored.version, updated)
 
-        return ui_message_stream_response(stream, on_end=save)
+        return turns.released_after(turn.response(stream, on_end=save), conversation)
+
+    @app.post("/api/ag-ui")
+    async def chat_ag_ui(request: Request) -> Response:
+        body = await request.json()
+        if not isinstance(body, dict) or not isinstance(body.get("threadId"), str):
+            raise HTTPException(422, "the body must be a RunAgentInput, with a threadId")
+        conversation = body["threadId"]
+        turns.claim(conversation)
+        try:
+            stored = await conversations.load(conversation)
+            if stored.messages and stored.thread is None:
+                raise HTTPException(422, f"conversation {conversation!r} is not an AG-UI one")
+            thread = stored.thread or AGUIThread()
+            try:
+                turn = thread.turn(body)
+            except AGUIRequestError as error:
+                raise HTTPException(422, str(error)) from None
+            stream = agent(booking=True).run_stream(
+                turn.prompt,
+                history=turn.history,
+                approvals=turn.approvals,
+                conversation_id=conversation,
+            )
+        except BaseException:
+            turns.release(conversation)
+            raise
+
+        async def save(ended: Any) -> None:
+            updated = turn.commit(ended)
+            await store(conversation, updated.messages, stored.version, updated)
+
+        return turns.released_after(turn.response(stream, on_end=save), conversation)
 
     @app.post("/api/chat/json")
     async def chat_json(turn: Turn) -> JSONResponse:
         conversation = turn.conversation_id or uuid.uuid4().hex
-        history = await conversations.load(conversation)
+        turns.claim(conversation)
         try:
-            result = await agent().run(turn.message, history=history)
-        except ThinkAgentError as error:
-            await conversations.save(conversation, error.messages or history)
-            return JSONResponse({"conversation_id": conversation, "error": str(error)}, 502)
-        await conversations.save(conversation, result.messages)
+            stored = await conversations.load(conversation)
+            try:
+                result = await agent().run(
+                    turn.message, history=stored.messages, conversation_id=conversation
+                )
+            except ThinkAgentError as error:
+                await store(conversation, error.messages or stored.messages, stored.version)
+                return JSONResponse({"conversation_id": conversation, "error": str(error)}, 502)
+            if not await store(conversation, result.messages, stored.version):
+                return JSONResponse(
+                    {"conversation_id": conversation, "error": "the conversation changed"}, 409
+                )
+        finally:
+            turns.release(conversation)
         return JSONResponse(
             {
                 "conversation_id": conversation,
@@ -179,18 +327,10 @@ def create_app(db: str | Path | None = None, model: Model | None = None) -> Fast
 
     @app.get("/api/conversations/{conversation_id}")
     async def show(conversation_id: str) -> dict[str, Any]:
-        messages = await conversations.load(conversation_id)
-        return {"id": conversation_id, "messages": [_shown(m) for m in messages]}
+        stored = await conversations.load(conversation_id)
+        return {"id": conversation_id, "messages": [_shown(m) for m in stored.messages]}
 
     return app
-
-
-def _last_user_text(messages: list[dict[str, Any]]) -> str:
-    """The text of the last message of a `useChat` request, if it is the user's."""
-    if not messages or messages[-1].get("role") != "user":
-        return ""
-    parts = messages[-1].get("parts") or []
-    return "".join(p.get("text", "") for p in parts if p.get("type") == "text").strip()
 
 
 def _shown(message: Message) -> dict[str, Any]:

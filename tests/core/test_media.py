@@ -20,6 +20,7 @@ from thinkagent import (
     TextPart,
     ToolCall,
     ToolResult,
+    WarningEvent,
     dump_messages,
     load_messages,
     validate_history,
@@ -159,16 +160,84 @@ async def test_media_a_model_cannot_take_is_refused_before_sending() -> None:
     assert model.requests == []
 
 
-async def test_a_tools_media_is_refused_when_the_model_takes_none_in_tool_results() -> None:
+async def test_media_in_tool_results_kills_the_run_after_the_tool_ran() -> None:
+    """Defect 1 (issue 25): a model that takes images, but none in tool results (OpenAI Chat,
+    Gemini 2.5), gets a tool's image in a user part right after the results, with a warning;
+    the evidence keeps the image in the result, as the tool returned it."""
+
     def shot() -> Image:
-        return Image(data=b"x", media_type="image/png")
+        return Image(data=PNG, media_type="image/png")
 
     profile = ModelProfile(media=MediaSupport(frozenset({"image/*"})))
     model = ScriptedModel(
         [Message(role="assistant", parts=(ToolCall(id="a", name="shot", arguments={}),)), answer()],
         profile=profile,
     )
-    with pytest.raises(ConfigurationError, match="no media in tool results") as info:
+    result = await Agent(model, tools=[shot]).run("q")
+    assert result.output == "A cat."
+    kept = result.messages[2].tool_results[0]
+    assert kept.media == (Image(data=PNG, media_type="image/png"),)  # the evidence, verbatim
+    sent = model.requests[1].messages[2]
+    result_part, image = sent.parts
+    assert isinstance(result_part, ToolResult) and result_part.media == ()
+    assert result_part.content == "[1 image(s) or document(s) follow the tool results]"
+    assert image == Image(data=PNG, media_type="image/png")
+    assert [w.code for w in result.warnings] == ["media_moved"]
+    validate_history(model.requests[1].messages)
+
+
+async def test_moved_media_is_streamed_with_its_warning_and_sent_on_every_later_request() -> None:
+    def shot() -> list[object]:
+        return ["a chart", Image(data=PNG, media_type="image/png")]
+
+    profile = ModelProfile(media=MediaSupport(frozenset({"image/png"})))
+    call = Message(role="assistant", parts=(ToolCall(id="a", name="shot", arguments={}),))
+    model = ScriptedModel(
+        [
+            call,
+            call.model_copy(update={"parts": (ToolCall(id="b", name="shot", arguments={}),)}),
+            answer(),
+        ],
+        profile=profile,
+    )
+    async with Agent(model, tools=[shot]).run_stream("q") as stream:
+        warnings = [e.code async for e in stream if isinstance(e, WarningEvent)]
+    assert warnings == ["media_moved"]  # once per run
+    last = model.requests[2].messages
+    assert [type(p).__name__ for p in last[2].parts] == ["ToolResult", "Image"]
+    assert [type(p).__name__ for p in last[4].parts] == ["ToolResult", "Image"]
+    assert last[2].tool_results[0].content == (
+        "a chart\n[1 image(s) or document(s) follow the tool results]"
+    )
+    assert stream.result.messages[2].tool_results[0].media[0].data == PNG
+
+
+async def test_a_tool_returning_media_is_refused_before_it_runs_where_no_shape_exists() -> None:
+    ran: list[str] = []
+
+    def shot() -> Image:
+        ran.append("shot")
+        return Image(data=PNG, media_type="image/png")
+
+    model = ScriptedModel(
+        [Message(role="assistant", parts=(ToolCall(id="a", name="shot", arguments={}),))],
+        profile=ModelProfile(),  # no media at all
+    )
+    with pytest.raises(ConfigurationError, match="tool 'shot' returns images or documents"):
+        await Agent(model, tools=[shot]).run("q")
+    assert ran == [] and model.requests == []
+
+
+async def test_media_the_model_takes_nowhere_still_stops_the_run_with_its_evidence() -> None:
+    def shot():  # no annotation: its media is only known once it returned
+        return Image(data=PNG, media_type="image/png")
+
+    profile = ModelProfile(media=MediaSupport(frozenset({"application/pdf"})))
+    model = ScriptedModel(
+        [Message(role="assistant", parts=(ToolCall(id="a", name="shot", arguments={}),)), answer()],
+        profile=profile,
+    )
+    with pytest.raises(ConfigurationError, match="no image of type 'image/png'") as info:
         await Agent(model, tools=[shot]).run("q")
     assert len(model.requests) == 1  # refused before the second request
     validate_history(info.value.messages)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 import time
 from typing import Any
@@ -336,3 +337,140 @@ async def test_a_run_stopped_for_approval_continues_in_another_durable_run(
     )
     assert "sunny in Paris" in done.output
     validate_history(done.messages)
+
+
+# --- conversations, approvals by argument, resuming after ToolInterrupted (issue 25) ----------
+
+
+async def test_a_second_turn_with_the_conversation_id_as_workflow_id_raises_workflow_conflict(
+    dbos: Any, name: str, anthropic_client: Any, emu: Emulator
+) -> None:
+    """Defect 6 (issue 25): the docs suggested a conversation id as the workflow id, and the
+    second turn raised `WorkflowConflict`. Each turn's id is now derived from the conversation
+    (`conversation_id=`): a retried turn is the same run, the next turn a new one."""
+    durable = DurableAgent(Agent(claude(anthropic_client), tools=[get_weather]), name=name)
+    DBOS.launch()
+    first = await durable.run("Weather in Paris?", conversation_id="conv-7")
+    with pytest.raises(WorkflowConflict):  # what the old advice led to
+        await durable.run("Weather in Paris?", workflow_id="conv-7x")
+        await durable.run("And in Rome?", history=first.messages, workflow_id="conv-7x")
+    second = await durable.run("And in Rome?", history=first.messages, conversation_id="conv-7")
+    assert "Rome" in second.output
+    requests = len(emu.requests)
+    again = await durable.run("And in Rome?", history=first.messages, conversation_id="conv-7")
+    assert again.output == second.output and len(emu.requests) == requests  # ran once
+    turns = [s.workflow_id for s in await DBOS.list_workflows_async()]
+    conv = sorted(t for t in turns if t.startswith("conv-7:"))
+    assert len(conv) == 2
+    turn = durable.turn_id("conv-7", "And in Rome?", history=first.messages)
+    assert turn in conv
+    assert durable.turn_id("conv-7", "And in Rome?", history=first.messages, attempt=1) != turn
+    validate_history(second.messages)
+
+
+async def test_a_conversation_continues_after_tool_interrupted(
+    dbos: Any, name: str, anthropic_client: Any
+) -> None:
+    from thinkagent.durable import ToolInterrupted
+
+    agent = Agent(claude(anthropic_client), tools=[get_weather, Tool(get_forecast)])
+    durable = DurableAgent(agent, name=name, not_idempotent=["get_forecast"])
+    DBOS.launch()
+    first = await durable.run("Weather in Paris?", conversation_id="conv-i")
+    # The evidence a ToolInterrupted carries: the history up to the call it stopped at (here
+    # from a run that stopped at the same call for approval).
+    stopping = Agent(claude(anthropic_client), tools=[Tool(get_forecast, requires_approval=True)])
+    paused = await stopping.run("What's the forecast in Paris?", history=first.messages)
+    (call,) = paused.pending_approvals
+    error = ToolInterrupted(
+        "interrupted", workflow_id="w", tool_name="get_forecast", call_id=call.id, step=3
+    ).with_evidence(paused.messages, paused.usage)
+    history = error.with_result("rain tomorrow in Paris (checked by hand)")
+    result = await durable.run(None, history=history, conversation_id="conv-i")
+    assert "checked by hand" in result.output
+    validate_history(result.messages)
+    assert result.messages[: len(paused.messages)] == paused.messages
+
+
+def pay(ctx: RunContext[None], to: str, amount: int) -> str:
+    """Send money."""
+    from thinkagent import ApprovalRequired
+
+    if amount > 100 and not ctx.tool_call_approved:
+        raise ApprovalRequired(f"{amount} is over 100")
+    return f"sent {amount} to {to}"
+
+
+async def test_approvals_by_argument_round_trip_through_a_durable_run(
+    dbos: Any, name: str, anthropic_client: Any
+) -> None:
+    from thinkagent import ToolApproved
+
+    agent = Agent(claude(anthropic_client), tools=[pay])
+    durable = DurableAgent(agent, name=name)
+    DBOS.launch()
+    paused = await durable.run("Pay 500 to Bob.", conversation_id="conv-p")
+    (call,) = paused.pending_approvals
+    assert paused.approval_reasons == {call.id: f"{call.arguments_dict()['amount']} is over 100"}
+    done = await durable.run(
+        None,
+        history=paused.messages,
+        approvals={call.id: ToolApproved(arguments={"to": "Bob", "amount": 90})},
+        conversation_id="conv-p",
+    )
+    assert "sent 90 to Bob" in done.new_messages[0].tool_results[0].content_text()
+    validate_history(done.messages)
+
+
+async def test_a_durable_run_to_a_real_provider_is_blocked_in_tests(dbos: Any, name: str) -> None:
+    import anthropic
+
+    from thinkagent.testing import ModelRequestsBlocked, block_model_requests
+
+    client = anthropic.AsyncAnthropic(api_key="not-a-key", max_retries=0)
+    durable = DurableAgent(Agent(claude(client)), name=name)
+    DBOS.launch()
+    with block_model_requests(), pytest.raises(ModelRequestsBlocked, match=r"api\.anthropic\.com"):
+        await durable.run("Hello.")
+    await client.close()
+
+
+async def test_a_cancelled_step_logs_no_proof_at_dbos_default_level(
+    dbos: Any, name: str, anthropic_client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # issue 26: DBOS warns about a cancelled step with its callable, whose arguments held the
+    # run's messages (thinking text and signatures)
+    started = asyncio.Event()
+
+    async def slow_forecast(city: str) -> str:
+        """Weather forecast for a city."""
+        started.set()
+        await asyncio.sleep(60)
+        return f"rain tomorrow in {city}"
+
+    durable = DurableAgent(Agent(claude(anthropic_client), tools=[slow_forecast]), name=name)
+    DBOS.launch()
+    dbos_log = logging.getLogger("dbos")
+    dbos_log.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.INFO, logger="dbos"):
+            run = asyncio.ensure_future(durable.run(PROMPT, workflow_id="cancelled"))
+            await asyncio.wait_for(started.wait(), 30)
+            # What Ctrl-C does under asyncio.run: every task is cancelled, the step's included
+            # (the workflow runs on in tasks of its own when only its caller is cancelled).
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in others:
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
+    finally:
+        dbos_log.removeHandler(caplog.handler)
+    assert run.cancelled()
+    cancelled = [r.getMessage() for r in caplog.records if "task cancelled" in r.getMessage()]
+    assert cancelled, "DBOS said nothing of the cancelled step: nothing was checked"
+    (model_step,) = [s for s in await steps("cancelled") if s["function_name"].endswith(".model")]
+    message = json.loads(model_step["output"])["message"]
+    proofs = [p["signature"] for p in message["parts"] if p.get("signature")]
+    assert proofs
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert not [p for p in proofs if p[:40] in logged], logged
+    assert "RunContext" not in logged and "ModelRequest" not in logged, logged

@@ -235,7 +235,8 @@ async def test_magic_prompt_returns_redacted_thinking(
 async def test_redacted_thinking_in_a_tool_loop_is_verified(
     anthropic_client: anthropic.AsyncAnthropic,
 ) -> None:
-    messages: list[Any] = [{"role": "user", "content": MAGIC_REDACTED_PROMPT}]
+    prompt = f"{MAGIC_REDACTED_PROMPT} What's the weather in Paris?"
+    messages: list[Any] = [{"role": "user", "content": prompt}]
     first = await ask(anthropic_client, messages, thinking=BUDGET)
     assert first.content[0].type == "redacted_thinking"
     assert first.stop_reason == "tool_use"

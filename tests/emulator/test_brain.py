@@ -78,8 +78,9 @@ def test_matching_tools_in_offered_order_then_answer() -> None:
     assert "ok get_weather" in (final.thinking or "")
 
 
-def test_unmatched_question_calls_the_first_tool_and_no_tools_answers() -> None:
-    assert [c.name for c in ask("Hello!", STOCKS, WEATHER).tool_calls] == ["stock_price"]
+def test_unmatched_question_calls_the_first_tool_it_can_fill_and_no_tools_answers() -> None:
+    assert [c.name for c in ask("And ACME?", STOCKS, WEATHER).tool_calls] == ["stock_price"]
+    assert ask("Hello!", STOCKS, WEATHER).tool_calls == ()  # nothing to fill a ticker with
     direct = ask("Hello!")
     assert direct.tool_calls == ()
     assert "Hello!" in direct.text
@@ -150,7 +151,9 @@ def test_arguments_follow_the_schema() -> None:
         ],
     }
     tool = ToolSpec("forecast", "Weather forecast", schema)
-    args = ask("Forecast for Paris over 12 days in fahrenheit", tool).tool_calls[0].arguments
+    forced = Settings(thinking=True, tool_choice="any")  # a forced call fills the date anyway
+    question = "Forecast for Paris over 12 days in fahrenheit"
+    args = ask(question, tool, settings=forced).tool_calls[0].arguments
     assert args == {
         "city": "Paris",
         "unit": "fahrenheit",
@@ -163,6 +166,93 @@ def test_arguments_follow_the_schema() -> None:
         "kind": "forecast",
         "limit": 3,
     }
+
+
+def _tool(name: str, description: str, **properties: dict[str, Any]) -> ToolSpec:
+    schema = {"type": "object", "properties": properties, "required": list(properties)}
+    return ToolSpec(name, description, schema)
+
+
+REFUND = _tool("refund", "Refund an order.", order_id={"type": "string"})
+DELETE = _tool("delete_file", "Delete a file.", path={"type": "string"})
+LIST = _tool("list_files", "List the files.")
+
+
+def calls(question: str, *tools: ToolSpec) -> list[tuple[str, dict[str, Any]]]:
+    return [(c.name, dict(c.arguments)) for c in ask(question, *tools).tool_calls]
+
+
+def test_the_emulator_makes_up_no_argument_a_tool_that_cannot_be_filled_is_not_called() -> None:
+    # the startling answers of issue 26: refund(order_id='Where is my order?'),
+    # delete_file(path='Clean')
+    where = ask("Where is my order?", REFUND)
+    assert where.tool_calls == ()
+    assert where.text == "To answer that I need the order_id for refund. Could you tell me?"
+    assert "will not make it up" in (where.thinking or "")
+    assert calls("Clean up the old files.", DELETE, LIST) == [("list_files", {})]
+    assert subjects("Clean up the old files.") == []  # an opening verb is not a name
+
+
+def test_an_argument_named_like_a_word_before_an_entity_of_the_question_is_filled() -> None:
+    assert calls("Refund order A-1042, please.", REFUND) == [("refund", {"order_id": "A-1042"})]
+    assert calls("Refund order number 42", REFUND) == [("refund", {"order_id": "42"})]
+    assert calls("Delete the file notes.txt.", DELETE, LIST) == [
+        ("delete_file", {"path": "notes.txt"})
+    ]
+    assert calls("Delete 'old.log'", DELETE) == [("delete_file", {"path": "old.log"})]
+
+
+def test_an_id_ending_in_one_digit_is_an_entity() -> None:
+    # "order A-7" was not read: the entity needed a character after its last digit, so the
+    # number after "Refund" was taken instead
+    amount = _tool(
+        "refund", "Refund an order.", order={"type": "string"}, amount={"type": "number"}
+    )
+    assert calls("Refund 20 on order A-7.", amount) == [("refund", {"order": "A-7", "amount": 20})]
+    assert calls("Refund order 7", REFUND) == [("refund", {"order_id": "7"})]
+    assert calls("Refund order ., please", REFUND) == []  # punctuation alone is no entity
+
+
+def test_the_instructions_fill_arguments_only_when_they_speak_of_the_tool() -> None:
+    # "Summarise the ticket." on an agent whose instructions say "answer in JSON" called
+    # get_weather(city='JSON'): a name of the instructions is no city
+    def turn(system: str, question: str) -> list[tuple[str, dict[str, Any]]]:
+        conversation = Conversation(
+            system=system, turns=(Turn("user", question),), tools=(WEATHER,)
+        )
+        return [(c.name, dict(c.arguments)) for c in plan(conversation, THINK).tool_calls]
+
+    assert turn("Be brief. Answer in JSON, as Safari shows it.", "Summarise the ticket.") == []
+    assert turn("Look up the weather in Paris.", "Please go ahead.") == [
+        ("get_weather", {"city": "Paris"})
+    ]
+
+
+def test_values_the_question_writes_or_the_schema_gives_are_sensible() -> None:
+    book = _tool(
+        "book_table",
+        "Book a table.",
+        day={"type": "string", "format": "date"},
+        guests={"type": "integer", "examples": [2]},
+        seating={"type": "string", "enum": ["inside", "terrace"]},
+    )
+    assert calls("Book a table on 2026-05-01 on the terrace.", book) == [
+        ("book_table", {"day": "2026-05-01", "guests": 2, "seating": "terrace"})
+    ]
+    assert calls("Book a table for tomorrow.", book) == []  # no date written: none made up
+    price = _tool("check_price", "Check a price.", amount={"type": "number"})
+    assert calls("Check the price $0.05.", price) == [("check_price", {"amount": 0.05})]
+    assert calls("Check the price.", price) == []
+    mail = _tool("send_mail", "Send an e-mail.", to={"type": "string", "format": "email"})
+    assert calls("Send a mail to ada@example.org", mail) == [
+        ("send_mail", {"to": "ada@example.org"})
+    ]
+
+
+def test_a_forced_tool_choice_still_calls_a_tool_that_cannot_be_filled() -> None:
+    forced = Settings(thinking=True, tool_choice="tool", tool_name="refund")
+    reply = ask("Where is my order?", REFUND, settings=forced)
+    assert [c.name for c in reply.tool_calls] == ["refund"]
 
 
 def _depth(value: Any) -> int:

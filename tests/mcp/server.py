@@ -6,6 +6,8 @@ HTTP on 127.0.0.1:PORT, path `/mcp`).
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sys
 
 from mcp.server.mcpserver import Image, MCPServer
@@ -53,6 +55,40 @@ def pixel() -> Image:
 def broken() -> str:
     """Always fails."""
     raise ValueError("the database is down")
+
+
+@server.tool()
+def pid() -> int:
+    """The server's process id (so a test can kill it)."""
+    return os.getpid()
+
+
+@server.tool()
+async def sleep(seconds: float) -> str:
+    """Wait, then answer (a call still under way when a test kills the server)."""
+    await asyncio.sleep(seconds)
+    return "slept"
+
+
+@server.resource("config://greeting", mime_type="text/plain")
+def greeting() -> str:
+    """A text resource."""
+    return "Hello from the server."
+
+
+@server.resource("image://pixel", mime_type="image/png")
+def pixel_resource() -> bytes:
+    """A binary resource: the same pixel."""
+    return PIXEL
+
+
+@server.prompt()
+def review(code: str) -> list[dict[str, str]]:
+    """Ask for a code review."""
+    return [
+        {"role": "user", "content": f"Review this code:\n{code}"},
+        {"role": "assistant", "content": "I will look at it."},
+    ]
 
 
 if __name__ == "__main__":

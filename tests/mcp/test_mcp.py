@@ -2,59 +2,51 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
+import asyncio
 import sys
-import time
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
 import pytest
+from mcp import MCPError
 
-from thinkagent import Agent, Image, Message, TextPart, ToolCall, dump_messages, load_messages
+from thinkagent import (
+    Agent,
+    ConfigurationError,
+    Image,
+    Message,
+    TextPart,
+    ToolCall,
+    dump_messages,
+    load_messages,
+)
 from thinkagent.mcp import MCPTools
 from thinkagent.testing import ScriptedModel
 
+from .processes import SERVER, HttpServer
 from .server import PIXEL
-
-SERVER = str(Path(__file__).with_name("server.py"))
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, SERVER, "http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the MCP test server did not start") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
+    with HttpServer() as server:
+        yield server.url
+
+
+MakeServer = Callable[..., MCPTools]
 
 
 @pytest.fixture(params=["stdio", "http"])
-def server(request: pytest.FixtureRequest) -> MCPTools:
+def make_server(request: pytest.FixtureRequest) -> MakeServer:
+    """`MCPTools` for the test server over each transport, with the options given."""
     if request.param == "stdio":
-        return MCPTools.stdio(sys.executable, [SERVER, "stdio"])
-    return MCPTools.http(request.getfixturevalue("http_url"))
+        return lambda **options: MCPTools.stdio(sys.executable, [SERVER, "stdio"], **options)
+    url: str = request.getfixturevalue("http_url")
+    return lambda **options: MCPTools.http(url, **options)
+
+
+@pytest.fixture
+def server(make_server: MakeServer) -> MCPTools:
+    return make_server()
 
 
 def call(call_id: str, name: str, **arguments: object) -> ToolCall:
@@ -64,7 +56,7 @@ def call(call_id: str, name: str, **arguments: object) -> ToolCall:
 async def test_the_servers_tools_become_agent_tools(server: MCPTools) -> None:
     async with server:
         tools = {tool.name: tool for tool in server.tools}
-    assert sorted(tools) == ["add", "broken", "forecast", "pixel", "shout"]
+    assert sorted(tools) == ["add", "broken", "forecast", "pid", "pixel", "shout", "sleep"]
     add = tools["add"].definition
     assert add.description == "Add two integers."
     assert add.parameters["required"] == ["a", "b"]
@@ -126,5 +118,80 @@ async def test_a_call_after_the_session_closed_is_an_error_result() -> None:
         ]
     )
     result = await Agent(model, tools=tools).run("1 + 1?")
+    error = result.messages[2].tool_results[0]
+    assert error.is_error and "session is closed" in str(error.content)
+
+
+async def test_allowed_tools_keeps_only_the_tools_it_names(make_server: MakeServer) -> None:
+    async with make_server(allowed_tools=["add", "shout"]) as filtered:
+        assert sorted(tool.name for tool in filtered.tools) == ["add", "shout"]
+
+
+async def test_allowed_tools_naming_a_tool_the_server_lacks_is_a_configuration_error() -> None:
+    server = MCPTools.stdio(sys.executable, [SERVER, "stdio"], allowed_tools=["add", "nope"])
+    with pytest.raises(ConfigurationError, match=r"does not have: nope \(it has: add, broken"):
+        async with server:
+            pass
+    with pytest.raises(ConfigurationError, match="not one name"):
+        MCPTools.stdio(sys.executable, [SERVER, "stdio"], allowed_tools="add")
+
+
+async def test_resources_are_listed_and_read_as_text_and_media(server: MCPTools) -> None:
+    async with server:
+        resources = {str(r.uri): r for r in await server.list_resources()}
+        assert sorted(resources) == ["config://greeting", "image://pixel"]
+        assert resources["config://greeting"].mime_type == "text/plain"
+        assert await server.read_resource("config://greeting") == ["Hello from the server."]
+        assert await server.read_resource("image://pixel") == [
+            Image(data=PIXEL, media_type="image/png")
+        ]
+        with pytest.raises(MCPError):  # the server's own refusal, as it is
+            await server.read_resource("config://nothing")
+
+
+async def test_prompts_are_listed_and_filled_as_messages(server: MCPTools) -> None:
+    async with server:
+        (prompt,) = await server.list_prompts()
+        assert prompt.name == "review"
+        assert [a.name for a in prompt.arguments or []] == ["code"]
+        messages = await server.get_prompt("review", {"code": "x = 1"})
+    assert messages == [
+        Message(role="user", parts=(TextPart(text="Review this code:\nx = 1"),)),
+        Message(role="assistant", parts=(TextPart(text="I will look at it."),)),
+    ]
+
+
+def _pid_model() -> ScriptedModel:
+    return ScriptedModel(
+        [
+            Message(role="assistant", parts=(call("c1", "pid"),)),
+            Message(role="assistant", parts=(TextPart(text="done"),)),
+        ]
+    )
+
+
+async def _pid(agent: Agent) -> int:
+    result = await agent.run("Which process?")
+    (answer,) = result.messages[2].tool_results
+    assert not answer.is_error, answer.content
+    return int(
+        str(answer.content if not isinstance(answer.content, dict) else answer.content["result"])
+    )
+
+
+async def test_a_connection_per_run_when_the_user_asks() -> None:
+    server = MCPTools.stdio(sys.executable, [SERVER, "stdio"])
+    async with server.connection():  # never entered: the first connection lists the tools
+        tools = server.tools
+        first = await _pid(Agent(_pid_model(), tools=tools))
+
+    async def one_run() -> int:
+        async with server.connection():
+            return await _pid(Agent(_pid_model(), tools=tools))
+
+    second, third = await asyncio.gather(one_run(), one_run())
+    assert len({first, second, third}) == 3  # a stdio server per connection: one per run
+    # outside any run's connection (and never entered) the tools have no session
+    result = await Agent(_pid_model(), tools=tools).run("Which process?")
     error = result.messages[2].tool_results[0]
     assert error.is_error and "session is closed" in str(error.content)

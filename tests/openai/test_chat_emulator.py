@@ -274,12 +274,15 @@ async def test_tools_with_reasoning_effort_refused_says_so(
 
 
 async def test_a_capture_only_endpoint_that_wants_reasoning_back_gets_a_hint(
-    openai_client: openai.AsyncOpenAI,
+    emu: Emulator,
 ) -> None:
-    model = OpenAIChatModel("deepseek-reasoner", client=openai_client)
+    # A base URL the adapter cannot recognise (the emulator's own client declares `openai`).
+    client = emu.openai_client(base_url=emu.url + "/v1", max_retries=0)
+    model = OpenAIChatModel("deepseek-reasoner", client=client)
     assert model.scope == "compatible"
     with pytest.raises(ProviderError) as info:
         await Agent(model, tools=TOOLS).run(QUESTION)
+    await client.close()
     assert "reasoning_content" in info.value.message and "dialect ('deepseek'" in str(info.value)
 
 

@@ -274,10 +274,8 @@ def test_user_turns_send_results_then_text_and_arguments_go_back_exactly() -> No
         },
         {"role": "tool", "tool_call_id": "call_1", "content": '{"t": 21}'},
         {"role": "tool", "tool_call_id": "call_2", "content": "rain"},
-        {
-            "role": "user",
-            "content": [{"type": "text", "text": "and"}, {"type": "text", "text": "more"}],
-        },
+        # text only: one string (DeepSeek refuses a content array)
+        {"role": "user", "content": "and\n\nmore"},
     ]
 
 

@@ -13,6 +13,7 @@ from openai.types.responses import Response
 
 from tests.support.openai import FakeClient, FakeStream, response_events, stream_events
 from thinkagent import (
+    Citation,
     ConfigurationError,
     Message,
     ModelRequest,
@@ -185,22 +186,27 @@ def test_message_parts_keep_their_item_phase_annotations_and_refusals() -> None:
         {"type": "refusal", "refusal": "Not that."},
     ]
     message = parse(response(item))
+    annotation: dict[str, Any] = {
+        "type": "url_citation",
+        "url": "https://example.com",
+        "title": "t",
+        "start_index": 0,
+        "end_index": 3,
+    }
     assert message.parts == (
         TextPart(
             text="See ",
-            provider_details={
-                "item_id": "msg_1",
-                "phase": "final_answer",
-                "annotations": [
-                    {
-                        "type": "url_citation",
-                        "url": "https://example.com",
-                        "title": "t",
-                        "start_index": 0,
-                        "end_index": 3,
-                    }
-                ],
-            },
+            provider_details={"item_id": "msg_1", "phase": "final_answer"},
+            citations=(
+                Citation(
+                    type="url_citation",
+                    url="https://example.com",
+                    title="t",
+                    start=0,
+                    end=3,
+                    data=annotation,
+                ),
+            ),
         ),
         TextPart(
             text="Not that.",

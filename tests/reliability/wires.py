@@ -13,7 +13,7 @@ from thinkagent.emulator import Emulator
 from ..conftest import HAS_GENAI
 from ..support.claude import run
 
-Wire = Literal["anthropic", "bedrock", "gemini", "openai-chat", "responses"]
+Wire = Literal["anthropic", "bedrock", "gemini", "openai-chat", "responses", "gemini-interactions"]
 WIRES: tuple[Wire, ...] = tuple(
     wire
     for wire in ("anthropic", "bedrock", "gemini", "openai-chat", "responses")
@@ -27,6 +27,7 @@ EMULATOR_API: dict[Wire, str] = {
     "gemini": "gemini",
     "openai-chat": "openai",
     "responses": "openai-responses",
+    "gemini-interactions": "gemini-interactions",
 }
 
 QUESTION = "What's the weather in Paris?"
@@ -73,6 +74,14 @@ async def wire_model(emu: Emulator, wire: Wire, *, retries: bool = True) -> Asyn
         client = emu.gemini_client()
         try:
             yield GeminiModel("gemini-3-pro-preview", client=client)
+        finally:
+            await client.aio.aclose()
+    elif wire == "gemini-interactions":
+        from thinkagent.providers.gemini import GeminiInteractionsModel
+
+        client = emu.gemini_client()
+        try:
+            yield GeminiInteractionsModel("gemini-3-pro-preview", client=client)
         finally:
             await client.aio.aclose()
     else:

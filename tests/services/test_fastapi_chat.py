@@ -238,3 +238,120 @@ async def test_a_client_that_disconnects_mid_stream_leaves_a_history_to_continue
     _, events = await sse(client, {"message": "And in Rome?", "conversation_id": conversation})
     assert events[-1][0] == "done"
     assert len(load_messages(stored(server[1], conversation))) == 7
+
+
+# --- one turn at a time, stored with a version check; useChat's regenerate (issue 25) -----------
+
+
+async def read_events(response: httpx.Response) -> list[tuple[str, Any]]:
+    events: list[tuple[str, Any]] = []
+    name = "message"
+    async for line in response.aiter_lines():
+        if line.startswith("event:"):
+            name = line[6:].strip()
+        elif line.startswith("data:"):
+            events.append((name, json.loads(line[5:].strip())))
+    return events
+
+
+async def test_the_fastapi_chat_example_loses_updates(
+    client: httpx.AsyncClient, server: tuple[str, Path], emu: Emulator
+) -> None:
+    """Defect 3 (issue 25): two concurrent turns of one conversation both answered 200 and
+    only one was stored. The second is now refused with 409 while the first runs."""
+    emu.inject(Fault.slow(0.05, api="anthropic"), times=2)
+    body = {"message": "What's the weather in Paris?", "conversation_id": "busy-1"}
+    async with client.stream("POST", "/api/chat", json=body) as first:
+        assert first.status_code == 200
+        lines = first.aiter_lines()
+        await anext(lines)  # the turn is running
+        second = await client.post(
+            "/api/chat", json={"message": "And in Rome?", "conversation_id": "busy-1"}
+        )
+        json_second = await client.post(
+            "/api/chat/json", json={"message": "And in Rome?", "conversation_id": "busy-1"}
+        )
+        async for _ in lines:
+            pass
+    assert second.status_code == 409 and json_second.status_code == 409
+    assert "still running" in second.json()["detail"]
+    history = load_messages(stored(server[1], "busy-1"))
+    assert len(history) == 4 and "Paris" in history[0].text  # the one turn, whole
+    # once it has ended, the next turn runs on the stored history
+    _, events = await sse(client, {"message": "And in Rome?", "conversation_id": "busy-1"})
+    assert events[-1][0] == "done"
+    assert len(load_messages(stored(server[1], "busy-1"))) == 8
+
+
+async def test_the_store_refuses_a_stale_write(tmp_path: Path) -> None:
+    sys.path.insert(0, str(APP.parent))
+    try:
+        from store import Conversations, StaleConversation  # pyright: ignore[reportMissingImports]
+    finally:
+        sys.path.remove(str(APP.parent))
+    from thinkagent import Message
+
+    conversations = Conversations(tmp_path / "c.sqlite3")
+    one = [Message.user("one")]
+    first = await conversations.load("c")
+    assert first.version == 0
+    assert await conversations.save("c", one, version=0) == 1
+    with pytest.raises(StaleConversation):  # another turn loaded it at 0 too
+        await conversations.save("c", [Message.user("two")], version=0)
+    assert await conversations.save("c", [*one, Message.user("x")], version=1) == 2
+    with pytest.raises(StaleConversation):
+        await conversations.save("c", one, version=1)
+    assert [m.text for m in (await conversations.load("c")).messages] == ["one", "x"]
+
+
+async def ui_turn(client: httpx.AsyncClient, body: dict[str, Any]) -> list[dict[str, Any]]:
+    async with client.stream("POST", "/api/chat/ui", json=body) as response:
+        assert response.status_code == 200, await response.aread()
+        data = [
+            line[5:].strip() async for line in response.aiter_lines() if line.startswith("data:")
+        ]
+    assert data[-1] == "[DONE]"
+    return [json.loads(d) for d in data[:-1]]
+
+
+def ui_answer(chunks: list[dict[str, Any]], text: str) -> dict[str, Any]:
+    """The assistant UI message a client builds from a stream (text parts only)."""
+    return {
+        "id": chunks[0]["messageId"],
+        "role": "assistant",
+        "parts": [{"type": "text", "text": text}],
+    }
+
+
+async def test_use_chat_ignores_regenerate_and_duplicates_the_user_turn(
+    client: httpx.AsyncClient, server: tuple[str, Path]
+) -> None:
+    """Defect 3 (issue 25): `/api/chat/ui` took the last user text as a new prompt whatever
+    the trigger, so a regenerate stored the user's turn twice."""
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Weather in Paris?"}]}
+    first = await ui_turn(
+        client, {"id": "regen-1", "messages": [user], "trigger": "submit-message"}
+    )
+    before = load_messages(stored(server[1], "regen-1"))
+    assert [m.role for m in before] == ["user", "assistant", "user", "assistant"]
+    again = await ui_turn(
+        client,
+        {
+            "id": "regen-1",
+            "messages": [user],
+            "trigger": "regenerate-message",
+            "messageId": first[0]["messageId"],
+        },
+    )
+    after = load_messages(stored(server[1], "regen-1"))
+    assert [m.role for m in after] == ["user", "assistant", "user", "assistant"]  # not doubled
+    assert again[0]["messageId"] != first[0]["messageId"]  # a new answer replaces the old one
+    with sqlite3.connect(server[1]) as connection:
+        (ui,) = connection.execute("SELECT ui FROM conversations WHERE id = 'regen-1'").fetchone()
+    assert [e["id"] for e in json.loads(ui)["entries"]] == ["u1", again[0]["messageId"]]
+    # the next turn names the messages by id: the stored proofs replay and verify
+    reply = ui_answer(again, "sunny")
+    nxt = {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "And in Rome?"}]}
+    last = await ui_turn(client, {"id": "regen-1", "messages": [user, reply, nxt]})
+    assert last[-1]["type"] == "finish" and last[-1]["finishReason"] == "stop"
+    assert len(load_messages(stored(server[1], "regen-1"))) == 8

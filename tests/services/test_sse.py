@@ -13,6 +13,7 @@ from thinkagent import (
     TextPart,
     ThinkingBlock,
     ToolCall,
+    ToolDenied,
     WarningEvent,
 )
 from thinkagent.sse import sse_events, ui_message_chunks
@@ -184,3 +185,235 @@ async def test_warnings_are_events() -> None:
         "data": {"code": "thinking_clamped", "message": "high was used"},
         "transient": True,
     } in chunks
+
+
+async def test_built_in_tool_parts_and_citations_are_told_without_their_blocks() -> None:
+    from thinkagent import Citation, ServerToolCall, ServerToolResult, TextPart
+
+    call = ServerToolCall(
+        id="srv_1",
+        name="web_search",
+        builtin="web_search",
+        arguments={"query": "paris"},
+        type="server_tool_use",
+        data={"type": "server_tool_use", "secret": "encrypted-blob"},
+    )
+    found = ServerToolResult(
+        call_id="srv_1",
+        name="web_search",
+        builtin="web_search",
+        type="web_search_tool_result",
+        data={"type": "web_search_tool_result", "encrypted_content": "encrypted-blob"},
+    )
+    cited = TextPart(
+        text="Sunny.",
+        citations=(
+            Citation(
+                type="web_search_result_location",
+                url="https://a.example",
+                title="A",
+                data={"encrypted_index": "encrypted-blob"},
+            ),
+        ),
+    )
+    message = Message(role="assistant", parts=(call, found, cited))
+    stream = Agent(ScriptedModel([message], chunk_size=6)).run_stream("Search")
+    events = [(e["event"], e["data"]) async for e in sse_events(stream)]
+    assert not any("encrypted-blob" in data for _, data in events)
+    decoded = [(name, json.loads(data)) for name, data in events]
+    starts = [d for n, d in decoded if n == "part-start"]
+    assert [s["kind"] for s in starts] == ["server_tool_call", "server_tool_result", "text"]
+    ends = [d for n, d in decoded if n == "part-end"]
+    assert ends[0] == {
+        "step": 1,
+        "index": 0,
+        "kind": "server_tool_call",
+        "id": "srv_1",
+        "name": "web_search",
+        "arguments": {"query": "paris"},
+        "builtin": "web_search",
+        "approval": False,
+    }
+    assert ends[1]["call_id"] == "srv_1" and ends[1]["is_error"] is False
+    assert ends[2]["citations"] == [{"url": "https://a.example", "title": "A"}]
+
+
+# --- useChat requests read back; approvals, finish reasons, structured output (issue 25) -------
+
+
+def ui_user(message_id: str, text: str) -> dict[str, Any]:
+    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+async def drain(chunks: Any) -> list[dict[str, Any]]:
+    return [chunk async for chunk in chunks]
+
+
+async def test_a_use_chat_turn_keeps_the_proofs_on_the_server_by_message_id() -> None:
+    from thinkagent.sse import UIChat
+
+    stop = ANSWER.model_copy(update={"finish_reason": "stop"})
+    model = ScriptedModel([CALLS, stop])
+    chat = UIChat()
+    turn = chat.turn({"id": "c", "messages": [ui_user("u1", "Weather?")]})
+    assert turn.prompt == ["Weather?"] and turn.history == []
+    stream = Agent(model, tools=[get_weather]).run_stream(turn.prompt, history=turn.history)
+    chunks = await drain(ui_message_chunks(stream, message_id=turn.message_id))
+    assert SIGNATURE not in json.dumps(chunks) and REDACTED not in json.dumps(chunks)
+    assert chunks[-1] == {
+        "type": "finish",
+        "finishReason": "stop",
+        "messageMetadata": {
+            "usage": chunks[-1]["messageMetadata"]["usage"],
+            "finishReason": "stop",
+        },
+    }
+    chat = UIChat.load(turn.commit(stream).dump())  # persisted and read back
+    assert chat.version == 1 and [e.id for e in chat.entries] == ["u1", turn.message_id]
+    # The client sends back only what it holds: no proof. The next turn gets them by id.
+    reply = {
+        "id": turn.message_id,
+        "role": "assistant",
+        "parts": [{"type": "text", "text": "Sunny."}],
+    }
+    nxt = chat.turn(
+        {"id": "c", "messages": [ui_user("u1", "Weather?"), reply, ui_user("u2", "More?")]}
+    )
+    assert nxt.history[1].thinking[0].signature == SIGNATURE
+    assert nxt.history[1].thinking[1].redacted == REDACTED
+    assert nxt.prompt == ["More?"]
+
+
+async def test_regenerate_and_an_edited_message_replace_what_came_after() -> None:
+    from thinkagent.sse import UIChat
+
+    chat = UIChat()
+    turn = chat.turn({"id": "c", "messages": [ui_user("u1", "Hi")]})
+    result = await Agent(ScriptedModel([ANSWER])).run(turn.prompt)
+    chat = turn.commit(result)
+    again = chat.turn(
+        {"id": "c", "messages": [ui_user("u1", "Hi")], "trigger": "regenerate-message"}
+    )
+    assert again.prompt is None and [m.text for m in again.history] == ["Hi"]
+    result = await Agent(ScriptedModel([ANSWER])).run(None, history=again.history)
+    chat = again.commit(result)
+    assert [e.id for e in chat.entries] == ["u1", again.message_id]
+    assert [m.role for m in chat.messages] == ["user", "assistant"]  # the user turn once
+    edited = chat.turn({"id": "c", "messages": [ui_user("u1", "Hello")]})
+    assert edited.history == [] and edited.prompt == ["Hello"]
+
+
+async def test_approvals_stream_as_requests_and_come_back_as_decisions() -> None:
+    from thinkagent import Tool
+    from thinkagent.sse import UIChat
+
+    model = ScriptedModel([CALLS.model_copy(update={"finish_reason": "tool_call"}), ANSWER])
+    tools = [Tool(get_weather, requires_approval=True)]
+    chat = UIChat()
+    turn = chat.turn({"id": "c", "messages": [ui_user("u1", "Weather?")]})
+    stream = Agent(model, tools=tools).run_stream(turn.prompt)
+    chunks = await drain(ui_message_chunks(stream, message_id=turn.message_id))
+    request = next(c for c in chunks if c["type"] == "tool-approval-request")
+    assert request == {"type": "tool-approval-request", "approvalId": "c1", "toolCallId": "c1"}
+    assert chunks[-1]["finishReason"] == "tool-calls"
+    chat = turn.commit(stream)
+    answered = {
+        "id": turn.message_id,
+        "role": "assistant",
+        "parts": [
+            {"type": "step-start"},
+            {
+                "type": "tool-get_weather",
+                "toolCallId": "c1",
+                "state": "approval-responded",
+                "input": {"city": "Paris"},
+                "approval": {"id": "c1", "approved": False, "reason": "Not now."},
+            },
+        ],
+    }
+    cont = chat.turn({"id": "c", "messages": [ui_user("u1", "Weather?"), answered]})
+    assert cont.message_id == turn.message_id and cont.approvals == {"c1": ToolDenied("Not now.")}
+    stream = Agent(model, tools=tools).run_stream(
+        None, history=cont.history, approvals=cont.approvals
+    )
+    chunks = await drain(ui_message_chunks(stream, message_id=cont.message_id, denied=cont.denied))
+    assert {"type": "tool-output-denied", "toolCallId": "c1"} in chunks
+    chat = cont.commit(stream)
+    assert [e.id for e in chat.entries] == ["u1", turn.message_id]  # the same message, continued
+    assert [m.role for m in chat.messages] == ["user", "assistant", "user", "assistant"]
+
+
+async def test_a_structured_output_is_a_data_part() -> None:
+    from pydantic import BaseModel
+
+    class Weather(BaseModel):
+        city: str
+
+    model = ScriptedModel(
+        [
+            Message(
+                role="assistant",
+                parts=(ToolCall(id="o", name="final_result", arguments={"city": "Oslo"}),),
+            )
+        ]
+    )
+    stream = Agent(model, output_type=Weather).run_stream("q")
+    chunks = await drain(ui_message_chunks(stream))
+    assert {"type": "data-output", "data": {"city": "Oslo"}} in chunks
+    assert chunks[-1]["finishReason"] == "other"  # the script gave none
+
+
+def test_bad_use_chat_bodies_say_what_is_wrong() -> None:
+    import pytest
+
+    from thinkagent.sse import UIChat, UIRequestError
+
+    chat = UIChat()
+    for body, match in [
+        ({}, "no messages"),
+        ({"messages": [{"role": "user", "parts": []}]}, r"messages\[0\] has no id"),
+        ({"messages": [ui_user("u", " ")]}, "no text and no file"),
+        ({"messages": [ui_user("u", "x")], "trigger": "resume"}, "unknown trigger"),
+        (
+            {"messages": [{"id": "a", "role": "assistant", "parts": []}]},
+            "no tool call approved or denied",
+        ),
+    ]:
+        with pytest.raises(UIRequestError, match=match):
+            chat.turn(body)
+
+
+def test_a_message_the_chat_does_not_hold_is_read_without_reasoning() -> None:
+    from thinkagent.sse import UIChat
+
+    foreign = {
+        "id": "a0",
+        "role": "assistant",
+        "parts": [
+            {"type": "reasoning", "text": "made up"},
+            {
+                "type": "tool-get_weather",
+                "toolCallId": "t",
+                "state": "output-available",
+                "input": {"city": "Rome"},
+                "output": "sunny",
+            },
+            {"type": "step-start"},
+            {"type": "text", "text": "Sunny in Rome."},
+        ],
+    }
+    png = "data:image/png;base64,iVBORw0KGgo="
+    user = {
+        "id": "u0",
+        "role": "user",
+        "parts": [
+            {"type": "file", "mediaType": "image/png", "url": png},
+            {"type": "text", "text": "Rome?"},
+        ],
+    }
+    turn = UIChat().turn({"messages": [user, foreign, ui_user("u1", "And Oslo?")]})
+    roles = [m.role for m in turn.history]
+    assert roles == ["user", "assistant", "user", "assistant"]
+    assert turn.history[0].media[0].data == b"\x89PNG\r\n\x1a\n"
+    assert all(not m.thinking for m in turn.history)
+    assert turn.history[2].tool_results[0].content == "sunny"

@@ -17,18 +17,27 @@ neutral vocabulary and the brain (:mod:`.model`, :mod:`.brain`), the shared serv
 it, listed in :mod:`.wires`.
 """
 
-try:
-    from .faults import Fault
-    from .model import Reply, ReplyUsage, ToolCallSpec
-    from .recording import RecordedRequest
+from typing import TYPE_CHECKING, Any
+
+from .faults import Fault
+from .model import Reply, ReplyUsage, ToolCallSpec
+from .recording import RecordedRequest
+
+if TYPE_CHECKING:
     from .server import Emulator
-except ModuleNotFoundError as exc:  # its server's packages: say which extra brings them
-    package = (exc.name or "").partition(".")[0]
-    if package not in ("starlette", "uvicorn", "httptools", "anyio"):
-        raise
-    raise ModuleNotFoundError(
-        f"thinkagent.emulator needs the {package!r} package: pip install 'thinkagent[emulator]'",
-        name=exc.name,
-    ) from None
 
 __all__ = ["Emulator", "Fault", "RecordedRequest", "Reply", "ReplyUsage", "ToolCallSpec"]
+
+
+def __getattr__(name: str) -> Any:
+    # The server is imported on first use, so the package (and `python -m thinkagent.emulator
+    # --help`) imports without the `emulator` extra, and its absence is named when it matters.
+    if name != "Emulator":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ._extras import needs
+
+    with needs("emulator", "thinkagent.emulator"):
+        from .server import Emulator
+
+    globals()["Emulator"] = Emulator
+    return Emulator

@@ -9,7 +9,7 @@ import sys
 import threading
 from types import FrameType
 
-from .server import Emulator
+from ._extras import needs
 from .signing import DEFAULT_SECRET
 
 
@@ -24,6 +24,12 @@ def main(argv: list[str] | None = None) -> int:
         "--secret", default=None, help="signing secret (default: the fixed built-in secret)"
     )
     args = parser.parse_args(argv)
+    try:
+        with needs("emulator", "python -m thinkagent.emulator"):
+            from .server import Emulator
+    except ModuleNotFoundError as missing:
+        print(missing, file=sys.stderr)  # the one line that says what to install
+        return 1
 
     stop = threading.Event()
 

@@ -13,6 +13,11 @@ Policy
 * Tools the question *matches* are those whose name or description shares a significant
   word with it (``get_weather`` / "Current weather for a city." matches "What's the
   weather in Paris?"). If none matches, the first offered tool is the plan.
+* Only a tool whose required arguments can all be filled *sensibly* is called (unless the
+  request forces a tool): a value the conversation gives, never one made up. See
+  "Arguments" below. A matching tool that cannot be filled is not called: the answer says
+  which argument it needs ("To use refund I need the order_id."); with no matching tool, the
+  first offered tool that can be filled is the plan.
 * Each step calls the next planned tool not yet called in the current loop, in offered
   order, one tool per step. When the question names several subjects (capitalised
   names such as "Paris and London") and the tool takes one string argument for them,
@@ -20,10 +25,24 @@ Policy
 * Once every planned tool has been called, the reply answers, quoting the results.
   With no tools, or ``tool_choice`` ``none``, it answers directly. A forced choice
   (``any``/``tool``) always calls a tool.
-* Arguments are valid for the tool's JSON schema: required properties are filled by type
-  (subjects or the question for strings, an enum value mentioned in the question or the
-  first one, numbers from the question within bounds, ``true``, arrays of one item or of
-  the subjects, nested objects, ``$ref``/``anyOf``/``oneOf``/``allOf``).
+* Arguments are valid for the tool's JSON schema: required properties are filled by type,
+  nested objects, arrays and ``$ref``/``anyOf``/``oneOf``/``allOf`` included. Sensible
+  values, from the conversation or the schema:
+
+  - a string named like free text (``query``, ``question``, ``text``...): the question;
+  - a string named like a word of an entity in the question: the entity after that word
+    ("order A-1042" for ``order_id``, "file notes.txt" for ``delete_file``'s ``path``:
+    the word is one of the argument's or the tool's name, the entity holds a digit, a dot
+    or a slash, or is quoted);
+  - any other string: a subject of the question (a capitalised name such as "Paris", not a
+    sentence's opening verb such as "Clean"), or the schema's first ``examples`` value;
+  - a date, e-mail address or URL (``format``) written in the question;
+  - a number written in the question (within the schema's bounds), or the first example;
+  - ``const``, ``default``, an ``enum`` value mentioned in the question or else the first
+    one, ``true`` for a boolean, ``null``.
+
+  Where none applies the value is made up (the question, ``1``, a placeholder date...):
+  only a forced tool choice, a final-answer tool or a response schema gets such a value.
 * Thinking (when enabled, and when interleaved or at the start of the assistant turn)
   quotes the question and says which tools it uses and why, or
   which results it got. Higher ``effort`` adds a checking sentence; ``low`` keeps it short.
@@ -33,6 +52,9 @@ Policy
   (stop reason ``max_tokens``).
 * Images and documents in the conversation are "seen": the answer (and the thinking) names
   each one's kind, media type and size in bytes, so a test can tell it arrived intact.
+* Built-in tools the request declares (:mod:`~thinkagent.emulator.server_tools`): the ones
+  the question calls for run first, in the same reply, before any function tool; the answer
+  quotes what they returned. A remote MCP call awaiting approval ends the reply.
 * Structured answers: with a ``response_schema`` the answer is JSON valid for it. When the
   system instructions name an offered tool as the way to give the final answer (the tool's
   name and the word "final" in one sentence), that tool is kept out of the plan and called,
@@ -47,6 +69,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from .encoding import as_list, as_mapping, mapping_or_none
@@ -56,11 +79,13 @@ from .model import (
     Conversation,
     Reply,
     ReplyUsage,
+    ServerUse,
     Settings,
     ToolCallSpec,
     ToolSpec,
     Turn,
 )
+from .server_tools import plan_uses
 
 __all__ = [
     "MAGIC_REDACTED_PROMPT",
@@ -121,6 +146,7 @@ _STOP_SUBJECTS = frozenset(
         "on",
         "or",
         "please",
+        "search",
         "show",
         "so",
         "tell",
@@ -152,6 +178,74 @@ _STOP_SUBJECTS = frozenset(
         "yes",
         "you",
         "your",
+    ]
+)
+#: Verbs a request opens with ("Clean up the old files."): a capitalised verb is not a name.
+_OPENING_VERBS = frozenset(
+    [
+        "add",
+        "book",
+        "buy",
+        "calculate",
+        "cancel",
+        "change",
+        "check",
+        "clean",
+        "clear",
+        "close",
+        "compare",
+        "compute",
+        "convert",
+        "copy",
+        "create",
+        "delete",
+        "describe",
+        "do",
+        "draft",
+        "explain",
+        "fetch",
+        "find",
+        "fix",
+        "get",
+        "give",
+        "help",
+        "list",
+        "load",
+        "look",
+        "make",
+        "move",
+        "open",
+        "order",
+        "pay",
+        "plan",
+        "print",
+        "put",
+        "read",
+        "refund",
+        "remove",
+        "rename",
+        "repeat",
+        "reset",
+        "run",
+        "save",
+        "schedule",
+        "search",
+        "send",
+        "set",
+        "show",
+        "sort",
+        "start",
+        "stop",
+        "summarise",
+        "summarize",
+        "tell",
+        "translate",
+        "try",
+        "turn",
+        "update",
+        "upload",
+        "use",
+        "write",
     ]
 )
 _GENERIC = frozenset(
@@ -230,7 +324,8 @@ _FREE_TEXT = frozenset(
 _SUBJECT_RE = re.compile(r"[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _CAMEL_RE = re.compile(r"([a-z0-9])([A-Z])")
-_NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
+#: A number written as one: not the digits of a date, an id or a word ("2026-05-01", "A-1042").
+_NUMBER_RE = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-]|\.\d)")
 
 
 def count_tokens(text: str) -> int:
@@ -247,7 +342,9 @@ def subjects(text: str, vocabulary: frozenset[str] = frozenset()) -> list[str]:
     for match in _SUBJECT_RE.findall(text):
         words = [w.rstrip("?!.,") for w in match.split()]
         while words and (
-            words[0].lower() in _STOP_SUBJECTS or _stem(words[0].lower()) in vocabulary
+            words[0].lower() in _STOP_SUBJECTS
+            or words[0].lower() in _OPENING_VERBS
+            or _stem(words[0].lower()) in vocabulary
         ):
             words.pop(0)
         while words and words[-1].lower() in _STOP_SUBJECTS:
@@ -302,6 +399,12 @@ class _ArgContext:
         numbers = _NUMBER_RE.findall(question)
         self.number: float | None = float(numbers[0]) if numbers else None
         self.budget = _BUDGET
+        self.tool_name = ""
+        self.made_up: list[str] = []  # the arguments given a value the conversation does not hold
+
+    def make_up(self, name: str) -> None:
+        if name not in self.made_up:
+            self.made_up.append(name)
 
     def spend(self) -> bool:
         """Count one schema node; ``False`` once the budget is spent."""
@@ -362,23 +465,72 @@ def _schema_type(schema: Mapping[str, Any]) -> str | None:
     return None
 
 
+_FORMATS = {
+    # format: (how it is written in a question, the placeholder when it is not)
+    "date": (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "2025-01-01"),
+    "date-time": (
+        re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:\d{2})?"),
+        "2025-01-01T00:00:00Z",
+    ),
+    "email": (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "user@example.com"),
+    "uri": (re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]"), "https://example.com"),
+    "url": (re.compile(r"https?://[^\s\"'<>]+[^\s\"'<>.,;:!?)]"), "https://example.com"),
+    "uuid": (
+        re.compile(
+            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+        ),
+        "00000000-0000-4000-8000-000000000000",
+    ),
+}
+_ENTITY = r"(?:\"([^\"]+)\"|'([^']+)'|([\w@:#+-]*[\d./][\w@:#./+-]*\w|[\w@:#+-]*\d))"
+_NAME_WORD_RE = re.compile(r"[a-z]+")
+
+
+def _named_entity(name: str, ctx: _ArgContext) -> str | None:
+    """The entity the question writes after a word of the argument's (or the tool's) name:
+    "order A-1042" for ``order_id``, "file notes.txt" for ``delete_file``'s ``path``."""
+    spaced = _CAMEL_RE.sub(r"\1 \2", f"{name} {ctx.tool_name}").replace("_", " ").lower()
+    for word in _NAME_WORD_RE.findall(spaced):
+        if len(word) < 3 or word in _GENERIC or word in _STOP_SUBJECTS:
+            continue
+        found = re.search(
+            rf"\b{re.escape(word)}(?:e?s)?\b(?:\s+(?:number|id|named|called)\b|\s+no\.)?[\s:#]*{_ENTITY}",
+            ctx.question,
+            re.IGNORECASE,
+        )
+        if found is not None:
+            return next(g for g in found.groups() if g is not None)
+    return None
+
+
+def _example(schema: Mapping[str, Any]) -> Any:
+    examples = schema.get("examples")
+    if isinstance(examples, list) and examples:
+        return cast("list[Any]", examples)[0]
+    return schema.get("example")
+
+
 def _string_value(name: str, schema: Mapping[str, Any], ctx: _ArgContext) -> str:
     fmt = schema.get("format")
-    if fmt == "date":
-        return "2025-01-01"
-    if fmt == "date-time":
-        return "2025-01-01T00:00:00Z"
-    if fmt == "email":
-        return "user@example.com"
-    if fmt in ("uri", "url"):
-        return "https://example.com"
-    if fmt == "uuid":
-        return "00000000-0000-4000-8000-000000000000"
+    if isinstance(fmt, str) and fmt in _FORMATS:
+        written, placeholder = _FORMATS[fmt]
+        found = written.search(ctx.question)
+        if found is not None:
+            return found.group(0)
+        ctx.make_up(name)
+        return placeholder
+    entity = None if name.lower() in _FREE_TEXT else _named_entity(name, ctx)
+    example = _example(schema)
     if name.lower() in _FREE_TEXT:
         value = ctx.question
+    elif entity is not None:
+        value = entity
     elif ctx.subject is not None:
         value = ctx.subject
+    elif isinstance(example, str):
+        value = example
     else:
+        ctx.make_up(name)
         value = ctx.question or "example"
     min_len = schema.get("minLength")
     max_len = schema.get("maxLength")
@@ -389,8 +541,17 @@ def _string_value(name: str, schema: Mapping[str, Any], ctx: _ArgContext) -> str
     return value
 
 
-def _number_value(schema: Mapping[str, Any], ctx: _ArgContext, integer: bool) -> float | int:
-    value = ctx.number if ctx.number is not None else 1.0
+def _number_value(
+    name: str, schema: Mapping[str, Any], ctx: _ArgContext, integer: bool
+) -> float | int:
+    example = _example(schema)
+    if ctx.number is not None:
+        value = ctx.number
+    elif isinstance(example, (int, float)) and not isinstance(example, bool):
+        value = float(example)
+    else:
+        ctx.make_up(name)
+        value = 1.0
     low = schema.get("minimum", schema.get("exclusiveMinimum"))
     high = schema.get("maximum", schema.get("exclusiveMaximum"))
     if isinstance(low, (int, float)) and value < low:
@@ -422,9 +583,9 @@ def _value(name: str, raw: Mapping[str, Any], ctx: _ArgContext, depth: int = 0) 
     if kind == "string":
         return _string_value(name, schema, ctx)
     if kind == "integer":
-        return _number_value(schema, ctx, integer=True)
+        return _number_value(name, schema, ctx, integer=True)
     if kind == "number":
-        return _number_value(schema, ctx, integer=False)
+        return _number_value(name, schema, ctx, integer=False)
     if kind == "boolean":
         return True
     if kind == "null":
@@ -471,6 +632,12 @@ def _subject_slots(tool: ToolSpec) -> list[str]:
     return slots
 
 
+def _context(tool: ToolSpec, question: str, subject: str | None, names: list[str]) -> _ArgContext:
+    ctx = _ArgContext(question, subject, names, tool.schema)
+    ctx.tool_name = tool.name
+    return ctx
+
+
 def _arguments(
     tool: ToolSpec, question: str, names: list[str], parallel: bool
 ) -> list[dict[str, Any]]:
@@ -478,15 +645,23 @@ def _arguments(
     slots = _subject_slots(tool)
     if len(slots) == 1 and len(names) > 1 and parallel:
         return [
-            _object_value(tool.schema, _ArgContext(question, name, [name], tool.schema))
-            for name in names
+            _object_value(tool.schema, _context(tool, question, name, [name])) for name in names
         ]
-    ctx = _ArgContext(question, names[0] if names else None, names, tool.schema)
+    ctx = _context(tool, question, names[0] if names else None, names)
     args = _object_value(tool.schema, ctx)
     if len(slots) > 1:
         for slot, name in zip(slots, names, strict=False):
             args[slot] = name
     return [args]
+
+
+def _made_up(tool: ToolSpec, question: str, names: list[str]) -> list[str]:
+    """The required arguments of ``tool`` the conversation gives no sensible value for."""
+    ctx = _context(tool, question, names[0] if names else None, names)
+    _object_value(tool.schema, ctx)
+    slots = _subject_slots(tool)
+    named: set[str] = set(slots[: len(names)]) if len(slots) > 1 else set()  # get the subjects
+    return [name for name in ctx.made_up if name not in named]
 
 
 # --- the plan ----------------------------------------------------------------------
@@ -609,17 +784,32 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
     )
     names = subjects(question, vocabulary)
     qwords = _words(question)
-    if not names and not any(_matches(t, qwords) for t in tools):
-        # A turn that only says to go on ("Please go ahead."): the instructions say what to do.
+    system_words = _words(conversation.system)
+    if (
+        not names
+        and not any(_matches(t, qwords) for t in tools)
+        and any(_matches(t, system_words) for t in tools)
+    ):
+        # A turn that only says to go on ("Please go ahead."): the instructions say what to do,
+        # when they speak of a tool; their other names ("JSON", a product) fill no argument.
         names = subjects(conversation.system, vocabulary)
-        qwords |= _words(conversation.system)
+        qwords |= system_words
     # Anywhere in the user's text: the follow-up turns stay redacted (as recorded).
     redacted = any(MAGIC_REDACTED_PROMPT in t.text for t in conversation.turns if t.role == "user")
 
     step_tool: ToolSpec | None = None
     remaining: list[ToolSpec] = []
+    unfilled: list[tuple[ToolSpec, list[str]]] = []  # matching tools it cannot call sensibly
     if tools and settings.tool_choice != "none":
-        planned = [t for t in tools if _matches(t, qwords)] or [tools[0]]
+        matching = [t for t in tools if _matches(t, qwords)]
+        planned = matching or [tools[0]]
+        if settings.tool_choice == "auto":
+            missing = {t.name: _made_up(t, question, names) for t in tools}
+            unfilled = [(t, missing[t.name]) for t in matching if missing[t.name]]
+            fillable = [t for t in tools if not missing[t.name]]
+            planned = [t for t in matching if not missing[t.name]]
+            if not matching:
+                planned = fillable[:1]
         remaining = [t for t in planned if t.name not in called]
         if settings.tool_choice == "tool":
             step_tool = next((t for t in tools if t.name == settings.tool_name), None)
@@ -637,6 +827,22 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
         )
     if conversation.system.strip():
         thoughts.append(f"I must follow the instructions: {_quote(conversation.system, 120)}.")
+    uses = plan_uses(conversation, question, loop_turns, names)
+    if uses and uses[-1].approval == "pending":
+        waiting = uses[-1]
+        thoughts.append(
+            f"I will call {waiting.name} on the {waiting.server} server; the call needs the "
+            "user's approval first."
+        )
+        thinking = " ".join(thoughts) if settings.thinking else None
+        reply = Reply(
+            thinking=thinking, server_uses=tuple(uses), redacted=redacted and bool(thinking)
+        )
+        return replace(reply, usage=reply_usage(conversation, reply))
+    earlier = [u for t in loop_turns if t.role == "assistant" for u in t.server_uses]
+    found = _server_facts([*earlier, *uses], loop_turns)
+    if uses:
+        thoughts.append(f"I used {_join([_describe_use(u) for u in uses])}.")
 
     tool_calls: list[ToolCallSpec] = []
     final_failed = False
@@ -684,6 +890,13 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
         elif MAGIC_REDACTED_PROMPT in question:
             thoughts.append("This message is a test trigger; I will reply briefly.")
             text = "I received the redacted-thinking test prompt. How can I help you?"
+        elif unfilled and not calls:
+            needed = [f"the {_join(args)} for {tool.name}" for tool, args in unfilled]
+            thoughts.append(
+                f"I could use {_join([t.name for t, _ in unfilled])}, but the question does not "
+                f"give {_join(needed)}, and I will not make it up."
+            )
+            text = f"To answer that I need {_join(needed)}. Could you tell me?"
         else:
             thoughts.append("No tool is needed; I can answer directly.")
             text = (
@@ -691,6 +904,8 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
                 if question
                 else "Done."
             )
+    if found and step_tool is None and not tool_calls:
+        text = f"{text}\n" + "\n".join(found)
     seen = _seen(conversation)
     if seen and step_tool is None:
         thoughts.append(seen)
@@ -726,21 +941,44 @@ def plan(conversation: Conversation, settings: Settings) -> Reply:
         thinking=thinking,
         tool_calls=tuple(tool_calls),
         redacted=redacted and thinking is not None,
+        server_uses=tuple(uses),
     )
     usage = reply_usage(conversation, reply)
     if settings.max_tokens is not None and usage.output_tokens > settings.max_tokens:
         room = max(settings.max_tokens - usage.thinking_tokens, 0) * 4
         reply = Reply(
-            text=text[:room], thinking=thinking, redacted=reply.redacted, stop_reason="max_tokens"
+            text=text[:room],
+            thinking=thinking,
+            redacted=reply.redacted,
+            stop_reason="max_tokens",
+            server_uses=tuple(uses),
         )
         usage = ReplyUsage(
             usage.input_tokens, settings.max_tokens, min(usage.thinking_tokens, settings.max_tokens)
         )
-    return Reply(
-        text=reply.text,
-        thinking=reply.thinking,
-        tool_calls=reply.tool_calls,
-        redacted=reply.redacted,
-        stop_reason=reply.stop_reason,
-        usage=usage,
-    )
+    return replace(reply, usage=usage)
+
+
+def _describe_use(use: ServerUse) -> str:
+    if use.kind == "mcp":
+        return f"{use.name} on the {use.server} server"
+    query = use.arguments.get("query") or use.arguments.get("url")
+    return f"{use.name} ({query})" if isinstance(query, str) else use.name
+
+
+def _server_facts(uses: Sequence[ServerUse], loop: Sequence[Turn]) -> list[str]:
+    """What the built-in tools of the loop found, as lines of the answer: each page (with its
+    URL) and each output; a call the user denied, said so."""
+    denied = {call_id for t in loop if t.role == "user" for call_id, ok in t.approvals if not ok}
+    lines: list[str] = []
+    for use in uses:
+        if use.approval == "pending":
+            if use.id in denied:
+                lines.append(f"- {use.name} was not run: the user did not approve it.")
+            continue
+        lines.extend(
+            f"- {hit.title} ({hit.url})" if hit.title else f"- {hit.url}" for hit in use.hits
+        )
+        if use.output and use.kind != "image_generation":
+            lines.append(f"- {use.name}: {use.output.strip()}")
+    return lines

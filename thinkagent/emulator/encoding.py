@@ -12,6 +12,7 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -65,13 +66,38 @@ def list_or_none(value: Any) -> list[Any] | None:
 
 
 def dumps(obj: Any) -> bytes:
-    """Compact UTF-8 JSON, as the services send it."""
-    return _ENCODER.encode(obj).encode()
+    """Compact UTF-8 JSON, as the services send it. A lone surrogate (a scripted reply may hold
+    one; UTF-8 cannot) is sent as its JSON escape, ``"\\ud800"``: valid JSON that a client's
+    parser reads back into the same string, as a hostile or broken server would send it."""
+    text = _ENCODER.encode(obj)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return _escape_surrogates(text).encode()
 
 
 def arguments_json(arguments: Mapping[str, Any]) -> str:
-    """Tool-call arguments as the JSON text the APIs send (``{"city": "Paris"}``)."""
-    return json.dumps(dict(arguments), ensure_ascii=False)
+    """Tool-call arguments as the JSON text the APIs send (``{"city": "Paris"}``); a lone
+    surrogate as its escape, as a model writing one would."""
+    text = json.dumps(dict(arguments), ensure_ascii=False)
+    return text if text.isascii() or _encodable(text) else _escape_surrogates(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _escape_surrogates(json_text: str) -> str:
+    """JSON text with each surrogate code point (only in its strings: JSON has them nowhere
+    else) replaced by its ``\\uXXXX`` escape."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
 
 
 def sse_event(event: str, data: Any) -> bytes:

@@ -419,11 +419,12 @@ async def _read_body(request: Request, limit: int) -> bytes | None:
 def _parse_json(raw: bytes) -> tuple[Any, bool]:
     """(the parsed body or ``None``, whether it is invalid). Nesting too deep for the
     parser is invalid JSON too, not a crash, and so is a string holding half of a surrogate
-    pair (``"\\ud800"``): JSON text is Unicode, and the services' parsers refuse it."""
+    pair (``"\\ud800"``): JSON text is Unicode, and the services' parsers refuse it. So are
+    ``NaN`` and ``Infinity``, which Python's parser takes and JSON does not have."""
     if not raw:
         return None, False
     try:
-        body = json.loads(raw)
+        body = json.loads(raw, parse_constant=_not_json)
     except (ValueError, RecursionError):
         return None, True
     if b"\\ud" in raw or b"\\uD" in raw:  # an escaped surrogate: paired, or not
@@ -432,6 +433,10 @@ def _parse_json(raw: bytes) -> tuple[Any, bool]:
         except UnicodeEncodeError:
             return None, True
     return body, False
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _endpoint(

@@ -22,6 +22,9 @@ __all__ = [
     "Media",
     "Reply",
     "ReplyUsage",
+    "SearchHit",
+    "ServerToolSpec",
+    "ServerUse",
     "Settings",
     "StopReason",
     "ToolCallSpec",
@@ -81,9 +84,57 @@ class CallResult:
 
 
 @dataclass(frozen=True)
+class ServerToolSpec:
+    """A built-in tool the request declares, run by the service itself. ``kind`` is neutral
+    (``web_search``, ``web_fetch``, ``code_execution``, ``file_search``, ``tool_search``,
+    ``mcp``, ``image_generation``, ``url_context``); an MCP server has its ``name``, the
+    ``tools`` it offers and whether its calls wait for the user's ``approval``;
+    ``max_uses`` bounds a search's uses in one request."""
+
+    kind: str
+    name: str = ""
+    tools: tuple[str, ...] = ()
+    approval: bool = False
+    max_uses: int | None = None
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One result of a (fake, deterministic) search or fetch."""
+
+    url: str
+    title: str
+    snippet: str
+
+
+@dataclass(frozen=True)
+class ServerUse:
+    """One use of a built-in tool inside an assistant turn: the call and what it returned.
+
+    ``kind`` as on :class:`ServerToolSpec`; ``name`` is the tool's name (an MCP tool's for
+    ``mcp``, with its ``server``); ``arguments`` the query or code; ``hits`` a search's
+    results, ``output`` code's or an MCP tool's output. ``approval`` is ``"pending"`` for a
+    call that waits for the user's approval (and returned nothing yet), ``"approved"`` for one
+    run after it (``approval_id`` names the request it ran after), ``"denied"`` for one the
+    user refused. ``id`` is generated in the wire's native format when omitted."""
+
+    kind: str
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    hits: tuple[SearchHit, ...] = ()
+    output: str = ""
+    server: str = ""
+    approval: Literal["none", "pending", "approved", "denied"] = "none"
+    id: str | None = None
+    approval_id: str | None = None
+
+
+@dataclass(frozen=True)
 class Turn:
     """One turn of the conversation. ``thinking`` is the visible reasoning replayed in an
-    assistant turn (empty when it was omitted or redacted)."""
+    assistant turn (empty when it was omitted or redacted); ``server_uses`` the built-in tools
+    it used; ``approvals`` a user turn's answers to calls awaiting approval (call id,
+    approved)."""
 
     role: Literal["user", "assistant"]
     text: str = ""
@@ -91,15 +142,19 @@ class Turn:
     calls: tuple[Call, ...] = ()
     results: tuple[CallResult, ...] = ()
     media: tuple[Media, ...] = ()
+    server_uses: tuple[ServerUse, ...] = ()
+    approvals: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True)
 class Conversation:
-    """The neutral view of a request's conversation: system text, turns and tools."""
+    """The neutral view of a request's conversation: system text, turns and tools (with the
+    built-in tools it declares in ``server_tools``)."""
 
     system: str = ""
     turns: tuple[Turn, ...] = ()
     tools: tuple[ToolSpec, ...] = ()
+    server_tools: tuple[ServerToolSpec, ...] = ()
 
     def digest(self) -> str:
         """A stable hex digest of the conversation, used to derive deterministic ids."""
@@ -114,10 +169,13 @@ class Conversation:
                         [[c.id, c.name, c.arguments] for c in t.calls],
                         [[r.call_id, r.content, r.is_error] for r in t.results],
                         [[m.kind, m.media_type, m.size, m.url] for m in t.media],
+                        [[u.kind, u.name, u.arguments, u.approval] for u in t.server_uses],
+                        list(t.approvals),
                     ]
                     for t in self.turns
                 ],
                 [[t.name, t.description] for t in self.tools],
+                [[t.kind, t.name] for t in self.server_tools],
             ],
             sort_keys=True,
             default=str,
@@ -177,6 +235,8 @@ class Reply:
     * ``redacted``: return the thinking as a redacted (encrypted) block instead, where the
       wire API has one.
     * ``text``: the visible answer (or a short preamble before tool calls).
+    * ``server_uses``: built-in tools the service ran in this turn, after the thinking and
+      before the text (a use ``"pending"`` approval ends the turn).
     * ``tool_calls``: the calls, in order; several calls form one parallel step.
     * ``stop_reason``: default ``"tool_use"`` with calls, else ``"end_turn"``. ``"refusal"``:
       the model declines (``refusal``: the policy category a wire reports, where it has one);
@@ -191,9 +251,11 @@ class Reply:
     stop_reason: StopReason | None = None
     usage: ReplyUsage | None = None
     refusal: str | None = None
+    server_uses: Sequence[ServerUse] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        object.__setattr__(self, "server_uses", tuple(self.server_uses))
 
     @property
     def stop(self) -> StopReason:

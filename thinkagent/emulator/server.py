@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from ._extras import needs
 from .framework import EmulatorState, build_app
 from .recording import MAX_RECORDED
 from .signing import DEFAULT_SECRET
@@ -391,7 +392,8 @@ class Emulator:
     def anthropic_client(self, **kwargs: Any) -> anthropic.AsyncAnthropic:
         """An ``anthropic.AsyncAnthropic`` pointed at the emulator (dummy API key, default
         retries). ``kwargs`` override the defaults (``max_retries=0``...)."""
-        import anthropic
+        with needs("anthropic", "Emulator.anthropic_client"):
+            import anthropic
 
         options: dict[str, Any] = {"base_url": self.url}
         if not any(
@@ -404,7 +406,8 @@ class Emulator:
     def bedrock_client(self, **kwargs: Any) -> Any:
         """A boto3 ``bedrock-runtime`` client pointed at the emulator (region us-east-1,
         dummy SigV4 credentials, default retries). ``kwargs`` go to ``boto3.client``."""
-        boto3: Any = importlib.import_module("boto3")  # untyped; imported lazily (optional extra)
+        with needs("bedrock", "Emulator.bedrock_client"):
+            boto3: Any = importlib.import_module("boto3")  # untyped; imported lazily
 
         options: dict[str, Any] = {
             "region_name": "us-east-1",
@@ -419,7 +422,8 @@ class Emulator:
         """A ``google.genai.Client`` for the Gemini API pointed at the emulator (dummy API
         key, ``/v1beta`` paths). ``kwargs`` override the defaults; a given
         ``http_options`` keeps its own settings but gets the emulator's ``base_url``."""
-        from google import genai
+        with needs("gemini", "Emulator.gemini_client"):
+            from google import genai
 
         options: dict[str, Any] = {"api_key": DUMMY_KEY}
         options.update(kwargs)
@@ -432,8 +436,9 @@ class Emulator:
         """A ``google.genai.Client`` in Vertex AI mode pointed at the emulator, with a
         static dummy OAuth token (no network, no refresh), project ``emulator-project``
         and location ``us-central1``."""
-        from google import genai
-        from google.oauth2.credentials import Credentials
+        with needs("gemini", "Emulator.vertex_client"):
+            from google import genai
+            from google.oauth2.credentials import Credentials
 
         options: dict[str, Any] = {
             "vertexai": True,
@@ -460,10 +465,20 @@ class Emulator:
         return options
 
     def openai_client(self, **kwargs: Any) -> openai.AsyncOpenAI:
-        """An ``openai.AsyncOpenAI`` pointed at ``url + "/v1"`` (dummy API key)."""
-        import openai
+        """An ``openai.AsyncOpenAI`` pointed at ``url + "/v1"`` (dummy API key).
+
+        Pointed at the emulator's OpenAI endpoint (no ``base_url`` given), it declares the
+        ``openai`` dialect in its ``x-thinkagent-dialect`` default header, so a Chat model
+        built on it is taken for OpenAI's own endpoint, as one on ``api.openai.com`` is; a
+        ``base_url`` of a compatible host's route (``/deepseek/v1``...) declares nothing."""
+        with needs("openai", "Emulator.openai_client"):
+            import openai
 
         options: dict[str, Any] = {"api_key": DUMMY_KEY, "base_url": self.url + "/v1"}
+        if kwargs.get("base_url") is None:
+            kwargs.pop("base_url", None)
+            headers = {"x-thinkagent-dialect": "openai", **kwargs.pop("default_headers", {})}
+            options["default_headers"] = headers
         options.update(kwargs)
         return openai.AsyncOpenAI(**options)
 
@@ -476,7 +491,8 @@ class Emulator:
         """An ``openai.AsyncAzureOpenAI`` with ``azure_endpoint`` at the emulator (dummy
         ``api-key``, ``api_version`` 2025-04-01-preview); requests go to
         ``/openai/deployments/{model}/...?api-version=...``."""
-        import openai
+        with needs("openai", "Emulator.azure_client"):
+            import openai
 
         options: dict[str, Any] = {"azure_endpoint": self.url, "api_version": AZURE_API_VERSION}
         if not any(k in kwargs for k in ("api_key", "azure_ad_token", "azure_ad_token_provider")):

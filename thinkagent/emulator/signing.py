@@ -103,7 +103,7 @@ class Signer:
         """Seal ``content`` for ``scope``/``kind``. ``size`` is the total length in bytes
         (default: grows with the content, 150 to 1,100 bytes, i.e. 200 to ~1,500 base64
         characters like real Claude signatures)."""
-        data = content.encode() if isinstance(content, str) else content
+        data = _utf8(content) if isinstance(content, str) else content
         digest = hashlib.sha256(data).digest()
         if size is None:
             size = min(150 + len(data) // 2, 1100)
@@ -132,7 +132,7 @@ class Signer:
     def verify(self, scope: str, kind: str, blob: bytes, content: bytes | str) -> bool:
         """True if ``blob`` is a seal of exactly ``content`` for ``scope``/``kind``."""
         digest = self.open(scope, kind, blob)
-        data = content.encode() if isinstance(content, str) else content
+        data = _utf8(content) if isinstance(content, str) else content
         return digest is not None and hmac.compare_digest(digest, hashlib.sha256(data).digest())
 
     # Text helpers for the common base64 renderings.
@@ -152,3 +152,9 @@ class Signer:
         """:meth:`verify` for a base64 rendering."""
         blob = b64decode(text)
         return blob is not None and self.verify(scope, kind, blob, content)
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8, a lone surrogate (a scripted reply may hold one) kept as its
+    three bytes so that what is sealed stays what was said."""
+    return text.encode("utf-8", "surrogatepass")

@@ -14,11 +14,19 @@ from typing import Any, Generic, TypeVar, cast
 from urllib.parse import urlsplit
 
 from .._memo import PerMessage
+from ..builtin_tools import BuiltinTool
 from ..errors import ConfigurationError, ProviderError, StreamInterrupted
 from ..history import ForeignReasoning
-from ..messages import ToolCall
-from ..stream import MessageAssembler
-from .base import ModelSettings, PromptCacheTTL, ToolDefinition
+from ..messages import (
+    Part,
+    ProviderBlock,
+    TextPart,
+    ThinkingBlock,
+    ToolCall,
+    valid_unicode,
+)
+from ..stream import MessageAssembler, model_block, model_data, model_text, tool_arguments
+from .base import ModelResponse, ModelSettings, PromptCacheTTL, ToolDefinition
 
 __all__ = [
     "COMPACT",
@@ -41,8 +49,11 @@ __all__ = [
     "json_array",
     "json_object",
     "merge_settings",
+    "received",
+    "refuse_builtin_tools",
     "request_options",
     "retryable_status",
+    "tool_arguments",
     "tool_choice_name",
     "unreadable",
     "untransformed",
@@ -204,6 +215,13 @@ def endpoint_host(base_url: object) -> str:
     if port is not None and port != _DEFAULT_PORTS.get(url.scheme.lower()):
         host = f"{host}:{port}"
     return host
+
+
+def refuse_builtin_tools(tools: Sequence[BuiltinTool], where: str, hint: str = "") -> None:
+    """Raise `ConfigurationError` naming the first built-in tool of a request to an adapter
+    that has none (the agent refuses them sooner: `check_builtin_tools`)."""
+    if tools:
+        raise ConfigurationError(f"{tools[0].label} is not available on {where}{hint}")
 
 
 def tool_choice_name(choice: str | None, tools: Sequence[ToolDefinition]) -> str | None:
@@ -368,3 +386,37 @@ def encoded_post(
         return await post(path, content=json_object(members).encode(), options=rest, **kwargs)
 
     return send
+
+
+def received(response: ModelResponse) -> ModelResponse:
+    """A non-streamed response as it can be kept and sent back, as a stream's fold keeps it:
+    text and thinking that are not valid Unicode mended (`model_text`; the mended part loses
+    its signature, which was of other text), tool arguments that are not a plain JSON object
+    kept as their JSON text (`tool_arguments`), provider details and blocks through
+    `model_data`. The response itself when nothing needed it (the usual case, checked
+    cheaply)."""
+    message = response.message
+    parts = tuple(_received(part) for part in message.parts)
+    if all(new is old for new, old in zip(parts, message.parts, strict=True)):
+        return response
+    return ModelResponse(message.model_copy(update={"parts": parts}), response.warnings)
+
+
+def _received(part: Part) -> Part:
+    if isinstance(part, ProviderBlock):
+        return model_block(part)
+    update: dict[str, Any] = {}
+    if part.provider_details is not None:
+        details = model_data(part.provider_details)
+        if details is not part.provider_details:
+            update["provider_details"] = details
+    if isinstance(part, TextPart | ThinkingBlock):
+        if not valid_unicode(part.text):  # mended: the proof was of other text
+            update |= {"text": model_text(part.text), "signature": None}
+    elif isinstance(part, ToolCall):
+        arguments = tool_arguments(part.arguments, parse=isinstance(part.arguments, dict))
+        if arguments is not part.arguments:
+            update["arguments"] = arguments
+        if not (valid_unicode(part.id) and valid_unicode(part.name)):
+            update |= {"id": model_text(part.id), "name": model_text(part.name)}
+    return part.model_copy(update=update) if update else part

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict, get_args, runtime_checkable
 
+from ..builtin_tools import BuiltinTool
 from ..errors import ConfigurationError
 from ..messages import Document, FinishReason, Image, Message, ToolResult, Usage
 from ..stream import ModelDelta, PartEnd, WarningEvent
@@ -27,6 +28,7 @@ __all__ = [
     "ThinkingLevel",
     "ToolChoice",
     "ToolDefinition",
+    "check_builtin_tools",
     "check_thinking",
     "clamp_thinking",
     "model_profile",
@@ -161,7 +163,9 @@ class ModelRequest:
     `messages` is never empty, except for a run started from instructions alone
     (`agent.run()` with no prompt): then the conversation may be empty or open with the model's
     message, and an adapter whose API needs a leading user turn adds one to what it sends.
-    `output` is the structured output asked for (None: plain text).
+    `output` is the structured output asked for (None: plain text). `builtin_tools` are the
+    provider's own tools to declare beside `tools` (`WebSearch`...): an adapter declares each in
+    its native shape, or raises `ConfigurationError` for one its provider or model lacks.
     """
 
     messages: Sequence[Message]
@@ -169,6 +173,7 @@ class ModelRequest:
     instructions: str | None = None
     settings: ModelSettings = field(default_factory=lambda: ModelSettings())
     output: OutputSpec | None = None
+    builtin_tools: Sequence[BuiltinTool] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,14 +269,42 @@ class ModelProfile:
     A model declares it as a `profile` attribute; a model without one gets this default, so
     models written before it keep working. `native_output`: the adapter honours
     `OutputSpec(mode="native")` together with thinking and tools. `media`: the images and
-    documents it takes.
+    documents it takes. `reasoning`: the model reasons at all (False for Claude 3.5 Haiku,
+    GPT-4.1, Gemini 2.0...): the agent then sends no `thinking` setting, with a warning when
+    one asked for thinking.
     """
 
     native_output: bool = False
     media: MediaSupport = field(default_factory=MediaSupport)
+    reasoning: bool = True
 
 
 _DEFAULT_PROFILE = ModelProfile()
+
+
+def check_builtin_tools(model: object, tools: Sequence[BuiltinTool]) -> None:
+    """Raise `ConfigurationError` naming the first of `tools` that `model` cannot declare.
+
+    A model that takes built-in tools has a `check_builtin_tools(tools)` method of its own
+    (each adapter, by its provider's and its model's rules); any other model takes none. Two
+    configs of one kind are refused too (two `MCPServer`s only when they share a name)."""
+    if not tools:
+        return
+    seen: set[tuple[str, str]] = set()
+    for tool in tools:
+        if not isinstance(tool, BuiltinTool):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigurationError(f"{tool!r} is not a built-in tool config (such as WebSearch)")
+        key = (tool.kind, getattr(tool, "name", "") if tool.kind == "mcp" else "")
+        if key in seen:
+            raise ConfigurationError(f"{tool.label} is given twice: give each built-in tool once")
+        seen.add(key)
+    check = getattr(model, "check_builtin_tools", None)
+    if not callable(check):
+        raise ConfigurationError(
+            f"{tools[0].label} is not available on {type(model).__name__}: it takes no built-in "
+            "tools"
+        )
+    check(tools)
 
 
 def model_profile(model: object) -> ModelProfile:

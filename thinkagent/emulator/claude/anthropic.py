@@ -36,6 +36,8 @@ from ..framework import (
     WireRoute,
 )
 from ..model import Reply, ReplyUsage
+from . import server_tools
+from .bodies import check_anthropic
 from .rules import ClaudeBlock, ClaudeRequest, parse_request, render_blocks, stop_details
 from .system import ClaudeError
 
@@ -105,7 +107,40 @@ def _usage(reply: Reply, cached: CacheUse, *, streaming_start: bool = False) -> 
     return out
 
 
-def _block_json(block: ClaudeBlock) -> dict[str, Any]:
+_Block = ClaudeBlock | dict[str, Any]
+"""A reply block: one the Claude rules render, or a server tool's block (or cited text) as
+`server_tools` renders it, already in its wire shape."""
+
+
+def _with_server_blocks(
+    blocks: list[ClaudeBlock], reply: Reply, parsed: ClaudeRequest, seed: str, signer: Any
+) -> list[_Block]:
+    """The reply's server tool blocks after its thinking (and compaction), and its text with
+    the citations of the pages it names."""
+    uses = [*reply.server_uses, *(u for t in parsed.conversation.turns for u in t.server_uses)]
+    if not reply.server_uses and not any(u.hits for u in uses):
+        return list(blocks)
+    server = server_tools.server_blocks(reply, seed, signer, SCOPE)
+    at = next(
+        (
+            i
+            for i, b in enumerate(blocks)
+            if b.type not in ("thinking", "redacted_thinking", "compaction")
+        ),
+        len(blocks),
+    )
+    out: list[_Block] = [*blocks[:at], *server]
+    for block in blocks[at:]:
+        cited = (
+            server_tools.citations(block.text, uses, signer, SCOPE) if block.type == "text" else []
+        )
+        out.append({"type": "text", "text": block.text, "citations": cited} if cited else block)
+    return out
+
+
+def _block_json(block: _Block) -> dict[str, Any]:
+    if isinstance(block, dict):
+        return block
     if block.type == "thinking":
         return {"type": "thinking", "thinking": block.text, "signature": block.signature}
     if block.type == "redacted_thinking":
@@ -141,6 +176,23 @@ def _iterations(
         entry("message", request.model_name, reply.usage),
         entry("fallback_message", request.fallbacks[0], fallback.usage),
     ]
+
+
+def _server_events(index: int, block: dict[str, Any]) -> list[bytes]:
+    """A block in its wire shape, streamed: a server tool's call (its input in
+    `input_json_delta`s) or result (whole in its start), or cited text (its citations as
+    `citations_delta`s before its text)."""
+    if block.get("type") == "text":
+        events = [_start(index, {"type": "text", "text": ""})]
+        events += [_delta(index, d) for d in server_tools.citation_deltas(block["citations"])]
+        events += [
+            _delta(index, {"type": "text_delta", "text": p}) for p in chunk_text(block["text"])
+        ]
+        return events
+    out: list[bytes] = []
+    for kind, payload in server_tools.stream_events(index, block):
+        out.append(_start(index, payload) if kind == "start" else _delta(index, payload))
+    return out
 
 
 def _start(index: int, block: dict[str, Any]) -> bytes:
@@ -227,6 +279,7 @@ class AnthropicAPI(WireAPI):
             raise WireError(
                 400, "Input should be a valid dictionary or object to extract fields from"
             )
+        check_anthropic(cast("Mapping[str, Any]", body))
         credential = request.headers.get("x-api-key") or request.headers.get("authorization", "")
         return parse_request(
             cast("Mapping[str, Any]", body),
@@ -252,13 +305,19 @@ class AnthropicAPI(WireAPI):
         if reply.stop == "refusal" and parsed.fallbacks:  # the next model continues the turn
             fallback = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest()
-        blocks = render_blocks(
+        blocks = _with_server_blocks(
+            render_blocks(
+                reply,
+                parsed,
+                signer=self.state.signer,
+                tool_id_prefix="toolu_01",
+                seed=seed,
+                fallback=fallback,
+            ),
             reply,
             parsed,
-            signer=self.state.signer,
-            tool_id_prefix="toolu_01",
-            seed=seed,
-            fallback=fallback,
+            seed,
+            self.state.signer,
         )
         served = reply if fallback is None else _combined(reply, fallback)
         details = stop_details(served, parsed, self.state.signer, f"{seed}/{request.seq}")
@@ -274,6 +333,8 @@ class AnthropicAPI(WireAPI):
         usage = _usage(served, cached)
         if iterations is not None:
             usage["iterations"] = iterations
+        if parsed.conversation.server_tools:
+            usage["server_tool_use"] = server_tools.server_usage(reply)
         body: dict[str, Any] = {
             "id": message_id,
             "type": "message",
@@ -295,7 +356,7 @@ class AnthropicAPI(WireAPI):
         message_id: str,
         model: str,
         reply: Reply,
-        blocks: Sequence[ClaudeBlock],
+        blocks: Sequence[_Block],
         headers: Mapping[str, str],
         parsed: ClaudeRequest,
         cached: CacheUse,
@@ -322,6 +383,12 @@ class AnthropicAPI(WireAPI):
         ]
         cut_at: int | None = None
         for index, block in enumerate(blocks):
+            if isinstance(block, dict):
+                events += _server_events(index, block)
+                events.append(
+                    sse_event("content_block_stop", {"type": "content_block_stop", "index": index})
+                )
+                continue
             if block.type == "thinking":
                 events.append(_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
                 pieces = chunk_text(block.text)
@@ -373,6 +440,8 @@ class AnthropicAPI(WireAPI):
         }
         if iterations is not None:
             delta_usage["iterations"] = iterations
+        if parsed.conversation.server_tools:
+            delta_usage["server_tool_use"] = server_tools.server_usage(reply)
         delta: dict[str, Any] = {"stop_reason": reply.stop, "stop_sequence": None}
         if details is not None:
             delta["stop_details"] = details

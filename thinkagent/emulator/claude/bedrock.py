@@ -54,6 +54,7 @@ from ..framework import (
     WireRoute,
 )
 from ..model import Reply, StopReason
+from .bodies import check_bedrock
 from .families import family_of, parse_family_request, render_family
 from .profiles import claude_profile
 from .rules import ClaudeBlock, ClaudeRequest, parse_request, render_blocks
@@ -518,6 +519,7 @@ class BedrockAPI(WireAPI):
             raise WireError(400, _INVALID_MODEL)
         if body is None:
             raise WireError(400)
+        check_bedrock(body)
         account, region = _credential(request.headers.get("authorization", ""))
         headers = {"x-amzn-RequestId": request_id("", request.seq)}
         signer = self.state.signer

@@ -100,6 +100,16 @@ class ClaudeProfile:
         return _REFUSALS[kind] if self._always_on else None
 
     @property
+    def reasons(self) -> bool:
+        """Whether the model thinks at all: Claude 3.7 Sonnet and every model since (the
+        thinking guide's list of supported models); Claude 3.5 and earlier answer a thinking
+        request with ``'<model>' does not support thinking.`` (the text reported in
+        anthropics/claude-code#11388 and #12914)."""
+        if self.family not in ("opus", "sonnet", "haiku"):
+            return True
+        return self.version >= (4, 0) or self._is("sonnet", (3, 7))
+
+    @property
     def thinks_by_default(self) -> bool:
         """Thinking (adaptive) when the request has no ``thinking``."""
         if self.family in ("fable", "mythos", "mythos-preview"):

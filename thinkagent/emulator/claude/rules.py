@@ -42,6 +42,7 @@ from ..encoding import arguments_json, list_or_none, mapping_or_none, stable_id
 from ..framework import WireError
 from ..model import Call, CallResult, Conversation, Media, Reply, Settings, ToolSpec, Turn
 from ..signing import Signer
+from . import server_tools
 from .binding import SCOPE, Prefix, Record, open_proof, seal_proof
 from .caching import CachePlan, check_markers, plan_cache
 from .profiles import ClaudeProfile, claude_profile
@@ -190,6 +191,9 @@ def _thinking(
             f"thinking: Input tag '{kind}' found using 'type' does not match any of the expected tags: "
             "'adaptive', 'between_tools', 'disabled', 'enabled'"
         )
+    if kind in ("enabled", "adaptive") and not model.reasons:
+        # The Messages API's text; Bedrock's wording for the same refusal is a guess (the same).
+        raise _invalid(f"'{model.name}' does not support thinking.")
     refusal = model.refusal(kind)
     if refusal is not None:
         raise _invalid(refusal)
@@ -616,6 +620,7 @@ def _neutral(
         calls=tuple(calls),
         results=tuple(results),
         media=tuple(media),
+        server_uses=server_tools.read_blocks(blocks) if role == "assistant" else (),
     )
 
 
@@ -865,6 +870,8 @@ def parse_request(
         parsed, clear_ats, model=model, tools=raw_tools, betas=betas, platform=platform
     )
     _check_pairs(parsed)
+    server_tools.check_replay(parsed, signer, platform)
+    server = server_tools.declared(body.get("tools"), model, betas, body.get("mcp_servers"))
     check_markers(raw_tools, system_blocks, parsed, body.get("cache_control"))
     _check_compaction(parsed, signer)
     _check_seams(parsed, platform, signer)
@@ -908,7 +915,9 @@ def parse_request(
         if first not in _THINKING:
             raise _invalid(_FINAL_THINKING.format(i=turn[0], found=first))
 
-    conversation = Conversation(system=system, turns=_turns(parsed, documents), tools=tools)
+    conversation = Conversation(
+        system=system, turns=_turns(parsed, documents), tools=tools, server_tools=server
+    )
     compaction = None
     if trigger is not None and reply_usage(conversation, Reply()).input_tokens >= trigger:
         question = next(
@@ -1094,7 +1103,7 @@ def _turn_blocks(
         before = [v for b in blocks if (v := b.prefix_value()) is not None]
         record = request.mint.record(before, model=model, previous=previous)
         if reply.redacted:
-            size = min(400 + len(thinking.encode()), 1100)
+            size = min(400 + len(thinking.encode("utf-8", "surrogatepass")), 1100)
             data = seal_proof(signer, KIND_REDACTED, thinking, record, size=size)
             blocks.append(ClaudeBlock("redacted_thinking", data=data))
             previous = hashlib.sha256(data.encode()).hexdigest()[:32]

@@ -26,6 +26,7 @@ calls; the last one has ``finishReason`` and ``usageMetadata``.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
@@ -44,6 +45,8 @@ from ..framework import (
     WireRoute,
 )
 from ..model import Reply, StopReason
+from . import server_tools
+from .bodies import check_gemini
 from .rules import (
     GEMINI_API,
     VERTEX_AI,
@@ -197,6 +200,7 @@ class _GoogleAPI(WireAPI):
         body = request.body
         if not isinstance(body, Mapping):
             raise WireError(400, "Invalid JSON payload received. Expected an object.")
+        check_gemini(cast("Mapping[str, Any]", body))
         parsed = parse_request(
             cast("Mapping[str, Any]", body), model, platform=self.platform, signer=self.state.signer
         )
@@ -207,11 +211,17 @@ class _GoogleAPI(WireAPI):
             "responseId": stable_id("", seed, reply.stop, length=22),
             **self.response_extras(),
         }
-        chunks, json_parts, cut_at = self._render(reply, parsed)
+        chunks, json_parts, cut_at = self._render(reply, parsed, seed)
         usage = self._usage(reply, self._cached(model_name, parsed))
         finish: dict[str, Any] = {"finishReason": _FINISH[reply.stop]}
         if reply.tool_calls:
             finish["finishMessage"] = _CALLS_MESSAGE
+        texts = [
+            (i, str(p["text"]))
+            for i, p in enumerate(json_parts)
+            if "text" in p and not p.get("thought")
+        ]
+        finish.update(server_tools.grounding(reply, texts))
         if not stream:
             return JsonReply(self._response(json_parts, finish, usage, meta))
         last = self._response(chunks[-1], finish, usage, meta)
@@ -225,7 +235,7 @@ class _GoogleAPI(WireAPI):
     # --- rendering --------------------------------------------------------------------
 
     def _render(
-        self, reply: Reply, parsed: GeminiRequest
+        self, reply: Reply, parsed: GeminiRequest, seed: str = ""
     ) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]], int | None]:
         """(the parts of each stream chunk, the parts of the JSON response, the chunk
         where a default cut stops the stream)."""
@@ -245,6 +255,9 @@ class _GoogleAPI(WireAPI):
             parts.append({"text": reply.thinking, "thought": True})
             chunks.extend([{"text": p, "thought": True}] for p in pieces)
             cut_at = max(1, len(pieces) // 2)
+        for part in server_tools.server_parts(reply, seed, parsed.server_invocations, seal):
+            parts.append(part)
+            chunks.append([part])
         text = reply.text
         if reply.tool_calls:
             if text:
@@ -260,7 +273,10 @@ class _GoogleAPI(WireAPI):
                     part["thoughtSignature"] = seal(call_content(0, call.name, call.arguments))
                 calls.append(part)
             parts.extend(calls)
-            chunks.append(calls)
+            if parsed.stream_arguments:
+                chunks.extend(_streamed_calls(calls))
+            else:
+                chunks.append(calls)
         else:
             signed = model.family == "3"
             answer: dict[str, Any] = {"text": text}
@@ -303,6 +319,9 @@ class _GoogleAPI(WireAPI):
             out["cacheTokensDetails"] = [{"modality": "TEXT", "tokenCount": cached}]
         if thoughts:
             out["thoughtsTokenCount"] = thoughts
+        tool_tokens = server_tools.tool_use_tokens(reply)
+        if tool_tokens:
+            out["toolUsePromptTokenCount"] = tool_tokens
         self.usage_extras(out)
         return out
 
@@ -322,6 +341,53 @@ class _GoogleAPI(WireAPI):
             out["usageMetadata"] = usage
         out.update(meta)
         return out
+
+
+def _streamed_calls(calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Function calls as Vertex AI streams them with ``streamFunctionCallArguments``: each
+    opens with its name (and the signature it carries), then each argument value comes as
+    ``partialArgs`` at its JSON path (a string in pieces, ending with an empty piece), and an
+    empty ``functionCall`` closes it (as recorded in vercel/ai ``packages/google`` fixtures)."""
+    chunks: list[list[dict[str, Any]]] = []
+    for call in calls:
+        function = call["functionCall"]
+        head: dict[str, Any] = {"functionCall": {"name": function["name"], "willContinue": True}}
+        if "id" in function:
+            head["functionCall"] = {"id": function["id"], **head["functionCall"]}
+        if "thoughtSignature" in call:
+            head["thoughtSignature"] = call["thoughtSignature"]
+        chunks.append([head])
+        for path, value in _leaves(function.get("args") or {}, "$"):
+            if isinstance(value, str):
+                for piece in chunk_text(value, 16):
+                    arg = {"jsonPath": path, "stringValue": piece, "willContinue": True}
+                    chunks.append([{"functionCall": {"partialArgs": [arg], "willContinue": True}}])
+                arg = {"jsonPath": path, "stringValue": ""}
+            elif isinstance(value, bool):
+                arg = {"jsonPath": path, "boolValue": value}
+            elif value is None:
+                arg = {"jsonPath": path, "nullValue": "NULL_VALUE"}
+            else:
+                arg = {"jsonPath": path, "numberValue": value}
+            chunks.append([{"functionCall": {"partialArgs": [arg], "willContinue": True}}])
+        chunks.append([{"functionCall": {}}])
+    return chunks
+
+
+def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
+    """The scalar values of a JSON value with their JSON paths (RFC 9535), in order."""
+    if isinstance(value, Mapping):
+        out: list[tuple[str, Any]] = []
+        for key, item in cast("Mapping[str, Any]", value).items():
+            name = f".{key}" if key.isidentifier() else "[" + json.dumps(key) + "]"
+            out.extend(_leaves(item, path + name))
+        return out
+    if isinstance(value, list):
+        out = []
+        for index, item in enumerate(cast("list[Any]", value)):
+            out.extend(_leaves(item, f"{path}[{index}]"))
+        return out
+    return [(path, value)]
 
 
 class GeminiAPI(_GoogleAPI):

@@ -39,6 +39,7 @@ from ..encoding import as_list, as_mapping, list_or_none, mapping_or_none
 from ..framework import WireError
 from ..model import Call, CallResult, Conversation, Media, Settings, ToolSpec, Turn
 from ..signing import Signer
+from . import server_tools
 
 __all__ = [
     "GEMINI_API",
@@ -361,6 +362,8 @@ class GeminiRequest:
     settings: Settings
     include_thoughts: bool
     pieces: tuple[Any, ...] = ()
+    server_invocations: bool = False  # built-in tools' calls shown in the content
+    stream_arguments: bool = False  # function call arguments streamed as `partialArgs`
 
 
 def _type_error(path: str, kind: str, value: Any) -> WireError:
@@ -804,6 +807,8 @@ def _check_signatures(
             elif part.text is not None and not part.thought:
                 answer += part.text
                 content_bytes = text_content(answer)
+            else:
+                content_bytes = server_tools.part_content(part.raw)
             if part.signature is None:
                 continue
             blob = cast("bytes", decode_signature(part.signature))  # checked when parsed
@@ -861,7 +866,7 @@ def _neutral(contents: Sequence[_Content]) -> tuple[Turn, ...]:
                 )
             elif part.text is not None:
                 (thoughts if part.thought else texts).append(part.text)
-            elif part.other:
+            elif part.other and not server_tools.SERVER_PART_KEYS.intersection(part.raw):
                 texts.append(part.other)
         if content.role == "model":
             previous_calls = [(c.id, c.name) for c in calls]
@@ -873,6 +878,9 @@ def _neutral(contents: Sequence[_Content]) -> tuple[Turn, ...]:
                 calls=tuple(calls),
                 results=tuple(results),
                 media=tuple(media) if content.role == "user" else (),
+                server_uses=server_tools.read_parts([p.raw for p in content.parts])
+                if content.role == "model"
+                else (),
             )
         )
     return tuple(turns)
@@ -994,6 +1002,10 @@ def parse_request(
         )
     tools = _tools(body.get("tools"))
     choice, tool_name, offered = _tool_choice(_get(body, "toolConfig"), tools)
+    server, invocations = server_tools.declared(
+        body, model.name, model.family, platform.vertex, tools
+    )
+    stream_arguments = _stream_arguments(_get(body, "toolConfig"), platform)
     response_schema = _response_schema(generation, model, platform, bool(tools))
     _check_turns(contents)
     _check_signatures(contents, model, platform, signer)
@@ -1001,6 +1013,7 @@ def parse_request(
         system=_system(_get(body, "systemInstruction")),
         turns=_neutral(contents),
         tools=offered,
+        server_tools=server,
     )
     settings = Settings(
         thinking=thinking,
@@ -1013,4 +1026,26 @@ def parse_request(
         interleaved=True,
         response_schema=response_schema,
     )
-    return GeminiRequest(model, conversation, settings, include, _pieces(body, contents))
+    return GeminiRequest(
+        model,
+        conversation,
+        settings,
+        include,
+        _pieces(body, contents),
+        server_invocations=invocations,
+        stream_arguments=stream_arguments and model.family == "3",
+    )
+
+
+def _stream_arguments(raw: Any, platform: GeminiPlatform) -> bool:
+    """Whether ``functionCallingConfig.streamFunctionCallArguments`` asks for the arguments of
+    function calls in pieces (Vertex AI only: the Gemini API's parser does not know the field;
+    a Gemini 2.5 model ignores it [guess])."""
+    config = as_mapping(_get(as_mapping(raw), "functionCallingConfig"))
+    value = _get(config, "streamFunctionCallArguments")
+    if value is not None and not platform.vertex:
+        raise _invalid(
+            'Invalid JSON payload received. Unknown name "streamFunctionCallArguments" at '
+            "'tool_config.function_calling_config': Cannot find field."
+        )
+    return value is True

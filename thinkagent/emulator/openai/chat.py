@@ -67,12 +67,15 @@ from ..model import (
     Turn,
 )
 from ..signing import Signer
+from .bodies import check_chat
 from .caching import AutomaticCache
 from .compat import (
     assistant_reasoning,
     check_gemini_calls,
     check_replay,
+    check_string_content,
     check_switches,
+    check_system_placement,
     gemini_signature,
     groq_effort,
     router_details,
@@ -311,6 +314,7 @@ def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
             "but what was sent was not valid JSON. If you have trouble figuring out how to fix "
             "this, please contact us through our help center at help.openai.com.)",
         )
+    check_chat(body)
     azure = is_azure(request)
     deployment = request.path_params.get("deployment")
     knob = request.path_params.get("dialect")
@@ -381,6 +385,7 @@ def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
         if value is not None and not isinstance(value, bool if name == "stream" else Mapping):
             raise _invalid_type(name, expected, value)
     check_switches(model, body)
+    check_string_content(model, body)
 
     raw_effort = body.get("reasoning_effort")
     if groq_effort(model, raw_effort):  # Qwen 3 on Groq: `none` or `default` only
@@ -409,6 +414,7 @@ def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
         )
     choice, tool_name = tool_choice(body.get("tool_choice"), nested=True)
     _check_history(messages)
+    check_system_placement(model, messages)
 
     schema = _response_schema(body.get("response_format"))
     if model.dialect == "hidden" or model.dialect == "none":

@@ -62,7 +62,9 @@ __all__ = [
     "assistant_reasoning",
     "check_gemini_calls",
     "check_replay",
+    "check_string_content",
     "check_switches",
+    "check_system_placement",
     "gemini_signature",
     "groq_effort",
     "router_details",
@@ -117,6 +119,20 @@ _GROQ_EFFORT = "`reasoning_effort` must be one of `none` or `default`"
 # guess: Z.AI publishes no text for refusing `disabled` on GLM-5.3
 _GLM_ALWAYS_ON = "Thinking cannot be disabled for this model."
 _XAI_NO_EFFORT = "Model {name} does not support parameter reasoningEffort."
+# DeepSeek takes a message's content as a string only (QwenLM/qwen-code#2320,
+# tailcallhq/forgecode#2008); the column is where the emulator's compact JSON has the array
+# (a guess: the real one counts the client's own serialisation).
+_DEEPSEEK_SEQUENCE = (
+    "Failed to deserialize the JSON body into the target type: messages[{index}]: invalid "
+    "type: sequence, expected a string at line 1 column {column}"
+)
+# A system message after the conversation began: Mistral refuses it
+# (swarmauri/swarmauri-sdk#162, after an assistant message; after the others' roles, a guess);
+# the Qwen, Llama and Gemma chat templates behind vLLM raise (vllm-project/vllm#46976, in the
+# body vLLM gives a template error, vllm-project/vllm#18769).
+_MISTRAL_SYSTEM = "Unexpected role 'system' after role '{previous}'"
+_TEMPLATE_SYSTEM = "System message must be at the beginning."
+_SYSTEM_FIRST_TEMPLATES = re.compile(r"(?:^|/)(?:qwen|qwq|llama|meta-llama|gemma)")
 
 #: Signing kinds of the proofs OpenRouter relays.
 KIND_CLAUDE = "openrouter.anthropic.thinking"
@@ -184,6 +200,54 @@ def check_switches(model: OpenAIProfile, body: Mapping[str, Any]) -> None:
         raise _plain_error(_KIMI_BOOL)
     if body.get("reasoning_effort") is not None:
         raise _plain_error(_KIMI_BOTH)
+
+
+def check_string_content(model: OpenAIProfile, body: Mapping[str, Any]) -> None:
+    """DeepSeek's refusal of a message whose content is a list of parts."""
+    if model.family != "deepseek":
+        return
+    for index, message in enumerate(as_list(body.get("messages"))):
+        if isinstance(as_mapping(message).get("content"), list):
+            compact = json.dumps(body, separators=(",", ":"))
+            column = compact.find('"content":[') + len('"content":[')
+            raise OpenAIError(
+                400,
+                _DEEPSEEK_SEQUENCE.format(index=index, column=column),
+                code="invalid_request_error",
+            )
+
+
+def check_system_placement(model: OpenAIProfile, messages: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse a system message after the first non-system one where the host does: Mistral,
+    and vLLM serving a model whose chat template wants it first. OpenAI reads one wherever it
+    stands; the other hosts take it (some move it to the front, or keep only the last)."""
+    strict_template = model.family == "vllm" and _SYSTEM_FIRST_TEMPLATES.search(model.name.lower())
+    if model.family != "mistral" and not strict_template:
+        return
+    previous: object = None
+    for message in messages:
+        role = message.get("role")
+        if role == "system" and previous not in (None, "system"):
+            if model.family == "mistral":
+                error = OpenAIError(400, _MISTRAL_SYSTEM.format(previous=previous))
+                error.body = {
+                    "object": "error",
+                    "message": _MISTRAL_SYSTEM.format(previous=previous),
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": None,
+                }
+            else:
+                error = OpenAIError(400, _TEMPLATE_SYSTEM)
+                error.body = {
+                    "object": "error",
+                    "message": _TEMPLATE_SYSTEM,
+                    "type": "BadRequestError",
+                    "param": None,
+                    "code": 400,
+                }
+            raise error
+        previous = role
 
 
 def thinking_on(model: OpenAIProfile, body: Mapping[str, Any], effort: str | None) -> bool:

@@ -69,8 +69,21 @@ from ..encoding import (
     stable_id,
 )
 from ..framework import EmulatorState, JsonReply, StreamReply, WireError, WireRequest, WireRoute
-from ..model import Call, CallResult, Conversation, Media, Reply, Settings, ToolSpec, Turn
+from ..model import (
+    Call,
+    CallResult,
+    Conversation,
+    Media,
+    Reply,
+    ServerToolSpec,
+    ServerUse,
+    Settings,
+    ToolSpec,
+    Turn,
+)
 from ..signing import Signer, expand
+from . import server_tools
+from .bodies import check_responses
 from .caching import AutomaticCache
 from .compat import DEEPSEEK_RESPONSES_MISSING
 from .rules import (
@@ -145,7 +158,7 @@ def seal_reasoning(signer: Signer, scope: str, item_id: str, text: str) -> str:
     """The ``encrypted_content`` of reasoning item ``item_id``: a Fernet-style token
     (version byte, timestamp, IV) that carries ``text`` enciphered with a key stream
     derived from the signer's secret and sealed with :meth:`Signer.seal` for ``scope``."""
-    content = item_id.encode() + b"\x00" + text.encode()
+    content = item_id.encode() + b"\x00" + text.encode("utf-8", "surrogatepass")
     seal = signer.seal(scope, KIND_REASONING, content)
     iv = hashlib.sha256(seal).digest()[:16]
     key = expand(signer.seal(scope, KIND_REASONING_KEY, iv, size=96), len(content))
@@ -178,7 +191,7 @@ def open_reasoning(signer: Signer, scope: str, token: str) -> tuple[str, str] | 
         return None
     item_id, _, text = content.partition(b"\x00")
     try:
-        return item_id.decode(), text.decode()
+        return item_id.decode(), text.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
         return None
 
@@ -210,6 +223,8 @@ class _ResponsesRequest:
     mode: Any
     compact_threshold: int | None
     rendered_tokens: int  # the input as the model reads it: a compaction item as its summary
+    include: tuple[Any, ...] = ()
+    listed: frozenset[str] = frozenset()  # MCP servers whose tools the input lists
 
 
 def _input_error(message: str, status: int = 400) -> OpenAIError:
@@ -240,6 +255,13 @@ def _tools(raw: Any) -> tuple[tuple[ToolSpec, ...], list[dict[str, Any]]]:
     return tuple(specs), echoed
 
 
+#: The roles of an input message; a `developer` or `system` one may stand anywhere in `input`
+#: (openai-python `types/responses/easy_input_message_param.py`: their instructions rank above
+#: the user's; Codex sends developer items between turns). The refusal of another role is
+#: OpenAI's enum text (a guess for this field).
+_INPUT_ROLES = ("user", "assistant", "system", "developer")
+
+
 def _items(raw: Any) -> list[Mapping[str, Any]]:
     if raw is None:
         return []
@@ -265,6 +287,8 @@ def _items(raw: Any) -> list[Mapping[str, Any]]:
             )
         if entry.get("type") is None and "role" in entry:
             entry = {**entry, "type": "message"}
+        if entry.get("type") == "message" and entry.get("role") not in _INPUT_ROLES:
+            raise invalid_value(entry.get("role"), _INPUT_ROLES, f"input[{index}].role")
         out.append(entry)
     return out
 
@@ -477,13 +501,21 @@ def _conversation(
     instructions: str,
     tools: tuple[ToolSpec, ...],
     compacted: Mapping[int, tuple[Turn, ...]],
+    server: tuple[ServerToolSpec, ...] = (),
+    listed: set[str] | None = None,
 ) -> Conversation:
     """The neutral conversation of ``input``: a compaction item stands for everything before
     it (what it carries replaces the items before it)."""
     system = [instructions] if instructions else []
     turns: list[Turn] = []
+    listed = set() if listed is None else listed
 
-    def assistant(text: str = "", thinking: str = "", calls: tuple[Call, ...] = ()) -> None:
+    def assistant(
+        text: str = "",
+        thinking: str = "",
+        calls: tuple[Call, ...] = (),
+        uses: tuple[ServerUse, ...] = (),
+    ) -> None:
         if turns and turns[-1].role == "assistant" and not thinking:
             last = turns[-1]
             turns[-1] = Turn(
@@ -491,9 +523,12 @@ def _conversation(
                 text="\n".join(t for t in (last.text, text) if t),
                 thinking=last.thinking,
                 calls=last.calls + calls,
+                server_uses=last.server_uses + uses,
             )
         else:
-            turns.append(Turn("assistant", text=text, thinking=thinking, calls=calls))
+            turns.append(
+                Turn("assistant", text=text, thinking=thinking, calls=calls, server_uses=uses)
+            )
 
     for index, item in enumerate(items):
         kind = item.get("type")
@@ -518,6 +553,12 @@ def _conversation(
                 parse_arguments(item.get("arguments")),
             )
             assistant(calls=(call,))
+        elif kind in server_tools.HOSTED_ITEMS:
+            use = server_tools.read_item(item, listed)
+            if use is not None:
+                assistant(uses=(use,))
+        elif kind == "mcp_approval_response":
+            turns.append(server_tools.approval_turn(item))
         elif kind == "function_call_output":
             output = item.get("output")
             media = _media(output, f"input[{index}].output")
@@ -527,7 +568,12 @@ def _conversation(
                 turns[-1] = Turn("user", results=(*last.results, result))
             else:
                 turns.append(Turn("user", results=(result,)))
-    return Conversation(system="\n".join(s for s in system if s), turns=tuple(turns), tools=tools)
+    return Conversation(
+        system="\n".join(s for s in system if s),
+        turns=tuple(turns),
+        tools=tools,
+        server_tools=server,
+    )
 
 
 def _response_schema(raw: Any) -> Mapping[str, Any] | None:
@@ -549,6 +595,7 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
     body = mapping_or_none(request.body)
     if body is None:
         raise OpenAIError(400, "Invalid type for request body: expected an object.")
+    check_responses(body)
     raw_model = body.get("model")
     if not isinstance(raw_model, str) or not raw_model:
         raise missing_parameter("model")
@@ -581,21 +628,24 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
         )
     threshold = _compact_threshold(body.get("context_management"))
     specs, echoed_tools = _tools(body.get("tools"))
+    hosted = server_tools.declared(body.get("tools"), model)
     choice, tool_name = tool_choice(body.get("tool_choice"), nested=False)
     stored = body.get("store") is not False
     items = _items(body.get("input"))
     texts = _reasoning_texts(items, scope, signer, store, stored, model)
     compacted = _compacted(items, scope, signer)
     _check_calls(items, compacted)
+    server_tools.check_approvals(items)
     if model.family == "deepseek" and brain_effort(effort)[0]:
         _check_deepseek(items)
     instructions = body.get("instructions")
     instructions = instructions if isinstance(instructions, str) else None
-    conversation = _conversation(items, texts, instructions or "", specs, compacted)
+    listed: set[str] = set()
+    conversation = _conversation(items, texts, instructions or "", specs, compacted, hosted, listed)
     rendered = conversation
     if compacted:  # what follows the latest compaction item, and that item as a summary
         summaries = dict.fromkeys(compacted, ())
-        rendered = _conversation(items, texts, instructions or "", specs, summaries)
+        rendered = _conversation(items, texts, instructions or "", specs, summaries, hosted)
     thinking, level = brain_effort(effort)
     max_output = body.get("max_output_tokens")
     max_output = max_output if isinstance(max_output, int) else None
@@ -632,6 +682,8 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
         mode=mode,
         compact_threshold=threshold,
         rendered_tokens=sum(prefix_tokens(rendered)) + (_SUMMARY_TOKENS if compacted else 0),
+        include=tuple(as_list(body.get("include"))),
+        listed=frozenset(listed),
     )
 
 
@@ -892,6 +944,9 @@ class OpenAIResponsesAPI(OpenAIWire):
         version = _gpt_version(parsed.model_name)
         phased = parsed.model.family == "openai" and version is not None and version >= (5, 3)
         preamble = parsed.model.family == "lmstudio" or phased
+        output += server_tools.output_items(reply, seed, parsed.include, set(parsed.listed))
+        if reply.server_uses and reply.server_uses[-1].approval == "pending":
+            return output  # the response waits for the approval
         if reply.tool_calls and reply.text and preamble:
             # a preamble before the calls (LM Studio's models; `commentary` on gpt-5.3 and later)
             output.append(self._message(reply.text, seed, "preamble", phased and "commentary"))
@@ -910,6 +965,13 @@ class OpenAIResponsesAPI(OpenAIWire):
         else:
             message = self._message(reply.text, seed, "message", phased and "final_answer")
             message["status"] = "completed" if complete else "incomplete"
+            message["content"][0]["annotations"] = server_tools.url_citations(
+                reply.text,
+                [
+                    *reply.server_uses,
+                    *(u for t in parsed.conversation.turns for u in t.server_uses),
+                ],
+            )
             output.append(message)
         return output
 
@@ -1015,6 +1077,8 @@ class OpenAIResponsesAPI(OpenAIWire):
                 if cut_at is None:
                     cut_at = len(events)  # before the item (and its encrypted content) is done
                 emit("response.output_item.done", item=item, output_index=index)
+            elif kind in server_tools.HOSTED_ITEMS:
+                server_tools.stream_item(item, index, emit)
             elif kind == "compaction":
                 emit(
                     "response.output_item.added",

@@ -453,7 +453,7 @@ def parse_arguments(raw: Any) -> Mapping[str, Any]:
     if isinstance(raw, str):
         try:
             parsed = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
         return as_mapping(parsed)
     return {}

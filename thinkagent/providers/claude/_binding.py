@@ -32,6 +32,8 @@ from ...messages import (
     Image,
     OpaqueBlock,
     Part,
+    ServerToolCall,
+    ServerToolResult,
     SystemNote,
     TextPart,
     ThinkingBlock,
@@ -137,8 +139,8 @@ def _item(part: Part) -> list[Any]:
         return ["tool_result", part.call_id, part.content_text(), part.is_error, media]
     if isinstance(part, (Image, Document)):
         return _media(part)
-    if isinstance(part, OpaqueBlock):
-        return ["opaque", part.data]
+    if isinstance(part, OpaqueBlock | ServerToolCall | ServerToolResult):
+        return ["opaque", part.data]  # as when server tools' blocks were opaque
     if isinstance(part, SystemNote):
         return ["system", part.text, part.clear_at, part.add_tools, part.remove_tools]
     raise TypeError(f"a thinking block is not part of the prefix: {part!r}")

@@ -119,6 +119,14 @@ class ClaudeInfo:
         )
 
     @property
+    def reasons(self) -> bool:
+        """Whether the model thinks at all: Claude 3.7 Sonnet and every model since; Claude 3.5
+        and earlier answer `'<model>' does not support thinking.` to a thinking request."""
+        if self.family not in ("opus", "sonnet", "haiku"):
+            return True
+        return self.version >= (4, 0) or self.is_("sonnet", (3, 7))
+
+    @property
     def can_disable(self) -> bool:
         """Whether `{"type": "disabled"}` turns thinking off on this model."""
         return self.refusal("disabled") is None

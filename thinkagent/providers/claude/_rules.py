@@ -40,6 +40,13 @@ from .._common import (
     merge_settings,
     tool_choice_name,
 )
+from .._system_notes import (
+    check_note_tools,
+    current_prompt,
+    note_text,
+    notes_as_text_warning,
+    shown_notes,
+)
 from ..base import (
     ModelRequest,
     ModelSettings,
@@ -557,15 +564,14 @@ class _Step:
     """What one message sends, whatever comes before or after it (`ClaudeModel._step`): its
     role and parts; for each part, `(part index, recorded digest)` when it is a thinking block
     sent as itself (the prefix check's input), else None; a user message's notes with their
-    part indexes, or whether their text went as the user's (`notes_as_text`); the models whose
-    thinking it holds that this one cannot read. The warnings name `index`, where it was."""
+    part indexes (none when they went as text); the models whose thinking it holds that this
+    one cannot read. The warnings name `index`, where it was."""
 
     role: Role
     parts: list[Part]
     marks: list[tuple[int, str | None] | None]
     notes: list[tuple[int, SystemNote]]
     unreadable: list[str]
-    notes_as_text: bool
     index: int
 
 
@@ -794,6 +800,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             model=self.model_name,
         )
         thinking, binding = self._binding(thinking, request.messages)
+        warnings += self._notes_as_text(request)
         system, sent, deferred, record = self._base(request, tools)
         chain = (
             PrefixChain(system, [t for t in sent if t.name not in deferred])
@@ -927,15 +934,14 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         unreadable: list[str] = []
         track = chain is not None  # each thinking block's origin, for the prefix check
         get = self._per_message.get
-        kind = (_STEP, native_thinking)
+        prompt = current_prompt(messages)  # notes shown as text depend on it (`shown_notes`)
         for index, message in enumerate(messages):
-            step = get(message, kind, self._step, message, index, native_thinking)
-            if step.index != index and (step.unreadable or step.notes_as_text):
-                step = self._step(message, index, native_thinking)  # its warnings name its index
+            kind = (_STEP, native_thinking, index < prompt)
+            step = get(message, kind, self._step, message, index, native_thinking, prompt)
+            if step.unreadable and step.index != index:  # its warnings name its index
+                step = self._step(message, index, native_thinking, prompt)
             if step.unreadable:
                 unreadable += step.unreadable
-            if step.notes_as_text:
-                warnings.append(self._notes_as_text(index))
             origins: list[_Origin | None] | None = None
             if track:
                 origins = [None if m is None else _Origin(index, *m) for m in step.marks]
@@ -969,12 +975,14 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             check_thinking_first(turns, [e.source for e in entries])
         return turns, [e.last for e in entries]
 
-    def _step(self, message: Message, index: int, native_thinking: bool) -> _Step:
-        """What `message` (at `index`) sends, whatever comes before or after it (`_replay`).
+    def _step(self, message: Message, index: int, native_thinking: bool, prompt: int) -> _Step:
+        """What `message` (at `index`) sends, whatever else the history holds but where the
+        current turn starts (`prompt`: it decides which notes are shown as text) (`_replay`).
 
         Other scopes' proofs are removed (`for_scope`). A user message sends its tool results
-        first, then its sendable text and media, and its notes (or their text, on a model
-        without mid-conversation system messages). An assistant message of this scope is
+        first, then its sendable text and media, and its notes (or those shown as text, on a
+        model without mid-conversation system messages: `shown_notes`). An assistant message
+        of this scope is
         checked (`_check_own_blocks`); each of its thinking blocks goes as itself when it
         carries a proof and its signer is readable here (`native_thinking`: a request with
         thinking explicitly off may carry none), as text under `foreign_reasoning="text"`, or
@@ -992,12 +1000,11 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             if len(parts) < len(given):
                 parts += [p for p in given if not isinstance(p, ToolResult) and _sendable(p)]
             notes = [(j, p) for j, p in enumerate(given) if isinstance(p, SystemNote)]
-            as_text = bool(notes) and not self._takes_notes
-            if as_text:
-                parts += [_note_text(n) for _, n in notes if n.text]
+            if notes and not self._takes_notes:  # the shared rules of notes as text
+                parts += [note_text(n) for n in shown_notes(message, index, prompt)]
                 notes = []
             marks = [None] * len(parts)
-            return _Step("user", parts, marks, notes, [], as_text, index)
+            return _Step("user", parts, marks, notes, [], index)
         if message.scope == self.scope:
             _check_own_blocks(message, index)
         parts, marks = [], []
@@ -1020,7 +1027,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             elif _sendable(part):
                 parts.append(part)
                 marks.append(None)
-        return _Step("assistant", parts, marks, [], unreadable, False, index)
+        return _Step("assistant", parts, marks, [], unreadable, index)
 
     def _notes_turn(
         self,
@@ -1057,20 +1064,19 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         else:
             entries.append(_Entry("system", parts, origins, index))
 
-    def _notes_as_text(self, index: int) -> WarningEvent:
+    def _notes_as_text(self, request: ModelRequest) -> list[WarningEvent]:
+        """On a model or platform without mid-conversation system messages, the check of the
+        notes' tool changes and the warning for the notes sent as text (`_system_notes`)."""
+        if self._takes_notes:
+            return []
+        check_note_tools(request.messages, request.tools, scope=self.scope)
         why = (
             f"{self.model_name} takes no mid-conversation system messages"
             if self._info is not None and not self._info.takes_system_messages
             else f"{self.scope} takes no mid-conversation system messages"
         )
-        return WarningEvent(
-            code="system_note_as_text",
-            message=(
-                f"{why}: the system notes of messages[{index}] went as the user's text (their "
-                "tool changes were left out); the history keeps them"
-            ),
-            scope=self.scope,
-        )
+        note = notes_as_text_warning(request.messages, why=why, scope=self.scope)
+        return [note] if note is not None else []
 
     def _thinking_part(self, block: ThinkingBlock, native: bool) -> Part | None:
         """What a thinking block of a message this scope replays goes back as: itself when it
@@ -1237,11 +1243,6 @@ _MISMATCH = (
     "prefix_mismatch_behavior unset (thinkagent leaves such blocks out) or set it to "
     "'drop_block'"
 )
-
-
-def _note_text(note: SystemNote) -> TextPart:
-    """A note's text as the user's, for a model without mid-conversation system messages."""
-    return TextPart(text=f"<system_note>\n{note.text}\n</system_note>")
 
 
 def _signers(message: Message) -> list[str | None]:

@@ -10,8 +10,9 @@ result = await Agent(model, tools=[get_weather]).run("What's the weather in Pari
 
 Responses become one assistant `Message` with the blocks in the order Claude returned them:
 `thinking` -> `ThinkingBlock.signed(text, signature)`, `redacted_thinking` ->
-`ThinkingBlock.redacted_payload(data)`, `text` -> `TextPart`, `tool_use` -> `ToolCall`, and any
-other block (`compaction`, a server tool's blocks) -> `OpaqueBlock`, kept whole. On later turns
+`ThinkingBlock.redacted_payload(data)`, `text` -> `TextPart` (with its citations), `tool_use` ->
+`ToolCall`, a server tool's blocks -> `ServerToolCall` / `ServerToolResult` (`_server_tools`), and
+any other block (`compaction`...) -> `OpaqueBlock`, kept whole. On later turns
 the blocks go back byte for byte, each in its place: thinking to this scope and Claude's other
 platforms (`anthropic_scope`), opaque blocks to this scope only; reasoning without a valid proof
 is never sent as thinking. See `docs/providers/anthropic.md`.
@@ -32,15 +33,19 @@ from anthropic import types as wire
 from anthropic.resources.messages import AsyncMessages
 from pydantic import JsonValue
 
+from ...builtin_tools import BuiltinTool
 from ...errors import ConfigurationError, ProviderError
 from ...history import ForeignReasoning
 from ...messages import (
+    Citation,
     Document,
     FinishReason,
     Image,
     Message,
     OpaqueBlock,
     Part,
+    ServerToolCall,
+    ServerToolResult,
     SystemNote,
     TextPart,
     ThinkingBlock,
@@ -59,8 +64,10 @@ from .._common import (
     endpoint_host,
     interrupted,
     json_array,
+    received,
     request_options,
     retryable_status,
+    tool_arguments,
     unreadable,
 )
 from ..base import (
@@ -71,6 +78,7 @@ from ..base import (
     ModelSettings,
     ModelStreamEvent,
 )
+from . import _server_tools
 from ._models import claude_info
 from ._rules import (
     ClaudeModel,
@@ -252,7 +260,9 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         self._betas = tuple(betas)
         info = claude_info(model_name)
         self._profile = ModelProfile(
-            native_output=info is not None and info.structured_output, media=MEDIA
+            native_output=info is not None and info.structured_output,
+            media=MEDIA,
+            reasoning=info is None or info.reasons,
         )
 
     @property
@@ -286,6 +296,11 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         and native structured output (`output_config.format`, which works with thinking and
         tools) on the models Anthropic documents it for (Claude 4.5 and newer)."""
         return self._profile
+
+    def check_builtin_tools(self, tools: Sequence[BuiltinTool]) -> None:
+        """Raise `ConfigurationError` for a server tool (or option) Claude, this platform or
+        this model lacks (see `_server_tools`)."""
+        _server_tools.check(tools, self.model_name, self.scope)
 
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for `client.messages.create` (without `stream`).
@@ -329,6 +344,7 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             params["output_config"] = output_config
         if self._speed is not None:
             params["speed"] = self._speed
+        server, servers, server_betas = self._server_tools(request)
         if prepared.tools:
             tools: list[dict[str, Any]] = []
             for tool in prepared.tools:
@@ -338,6 +354,7 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
                 if tool.name in prepared.deferred:
                     spec["defer_loading"] = True
                 tools.append(spec)
+            _server_tools.defer(tools, request.builtin_tools)
             shown = [t for t in tools if "defer_loading" not in t]
             if marker is not None and not prepared.system and shown:
                 shown[-1]["cache_control"] = marker
@@ -347,10 +364,12 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             )
             if tool_choice is not None:
                 params["tool_choice"] = tool_choice
+        if server:
+            params["tools"] = [*params.get("tools", []), *server]
         copy_settings(settings, params, stop_sequences="stop_sequences")
         headers = self._extra_headers
         asked = settings.get("extra_headers", {}).get("anthropic-beta", "")
-        wanted = (*prepared.betas, *self._betas)
+        wanted = (*prepared.betas, *self._betas, *server_betas)
         if wanted or asked:
             given = [
                 b.strip()
@@ -368,9 +387,28 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         body = self._extra_body
         if self._fallback_param is not None:  # not a parameter of this SDK's `create`
             body = {"fallbacks": self._fallback_param, **body}
+        if servers:  # the MCP connector's servers: not a parameter of this SDK's `create`
+            body = {"mcp_servers": servers, **body}
         # This SDK has no sampling parameters; the API still reads them from the body.
         request_options(params, settings, body, headers, body_settings=("temperature", "top_p"))
         return params, prepared
+
+    def _server_tools(
+        self, request: ModelRequest
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[str, ...]]:
+        """The request's server tools: declarations, MCP servers, beta headers (checked: what
+        Claude lacks, and a function tool named like a server tool, is refused)."""
+        if not request.builtin_tools:
+            return [], [], ()
+        _server_tools.check(request.builtin_tools, self.model_name, self.scope)
+        declared, servers, betas = _server_tools.declarations(request.builtin_tools)
+        names = {str(d.get("name")) for d in declared if "name" in d}
+        clash = next((t.name for t in request.tools if t.name in names), None)
+        if clash is not None:
+            raise ConfigurationError(
+                f"a tool is named {clash!r}, the name of a server tool in the request: rename it"
+            )
+        return declared, servers, betas
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The `messages` parameter for a history: Claude's thinking replayed exactly."""
@@ -383,7 +421,7 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         except _SDK_ERRORS as exc:
             raise_mapped(self.map_error(exc), exc)
         try:
-            return self._response(message, prepared)
+            return received(self._response(message, prepared))
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
 
@@ -465,24 +503,33 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
 
     def _response(self, message: wire.Message, prepared: Prepared | None) -> ModelResponse:
         parts: list[Part] = []
+        calls: dict[str, ServerToolCall] = {}
         for block in message.content:
             if block.type == "thinking":
                 parts.append(ThinkingBlock.signed(block.thinking, block.signature))
             elif block.type == "redacted_thinking":
                 parts.append(ThinkingBlock.redacted_payload(block.data))
             elif block.type == "text":
-                parts.append(TextPart(text=block.text))
+                cited = tuple(
+                    _server_tools.citation(c.model_dump(mode="json", exclude_unset=True))
+                    for c in block.citations or ()
+                )
+                parts.append(TextPart(text=block.text, citations=cited))
             elif block.type == "tool_use":
                 parts.append(
                     ToolCall(
                         id=block.id,
                         name=block.name,
-                        arguments=cast("dict[str, JsonValue]", dict(block.input)),
+                        arguments=tool_arguments(block.input),
                         provider_details=_caller(block),
                     )
                 )
             else:
-                parts.append(OpaqueBlock.of(block.model_dump(mode="json", exclude_unset=True)))
+                data = block.model_dump(mode="json", exclude_unset=True)
+                part = _server_tools.part_of(data, calls) or OpaqueBlock.of(data)
+                if isinstance(part, ServerToolCall):
+                    calls[part.id] = part
+                parts.append(part)
         transformations = _transformations(message)
         warnings: Sequence[WarningEvent] = prepared.warnings if prepared else ()
         dropped = transformations_warning(transformations, self.scope)
@@ -503,7 +550,11 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
                 scope=self.scope,
                 model=message.model or self.model_name,
                 id=message.id,
-                usage=_usage(message.usage, None),
+                usage=_with_uses(
+                    _usage(message.usage, None),
+                    getattr(message.usage, "server_tool_use", None),
+                    parts,
+                ),
                 finish_reason=self.map_finish_reason(message.stop_reason),
                 provider_details=details,
             ),
@@ -730,13 +781,19 @@ def _tool_choice(choice: str | None, parallel: bool | None) -> dict[str, Any] | 
     return param
 
 
+def _with_uses(usage: Usage, reported: Any, parts: Sequence[Part]) -> Usage:
+    """`usage` with the server tool uses of the response."""
+    uses = _server_tools.uses(reported, parts)
+    return usage.model_copy(update={"server_tool_uses": uses}) if uses else usage
+
+
 def _block(part: Part) -> dict[str, Any]:
     if isinstance(part, ThinkingBlock):
         if part.redacted is not None:
             return {"type": "redacted_thinking", "data": part.redacted}
         return {"type": "thinking", "thinking": part.text, "signature": part.signature}
     if isinstance(part, TextPart):
-        return {"type": "text", "text": part.text}
+        return _server_tools.text_block(part)
     if isinstance(part, ToolCall):
         block: dict[str, Any] = {
             "type": "tool_use",
@@ -750,8 +807,10 @@ def _block(part: Part) -> dict[str, Any]:
         return block
     if isinstance(part, (Image, Document)):
         return _media(part)
-    if isinstance(part, OpaqueBlock):
+    if isinstance(part, OpaqueBlock | ServerToolCall):
         return dict(part.data)
+    if isinstance(part, ServerToolResult):
+        return dict(part.data or {})
     assert isinstance(part, ToolResult)
     result: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id}
     if part.media:
@@ -815,6 +874,9 @@ class _Stream:
         self.transformations: list[dict[str, Any]] = []
         self._opaque: dict[int, dict[str, Any]] = {}
         self._json: dict[int, str] = {}  # a block kept whole: its input's JSON so far
+        self._kinds: dict[int, type[Part]] = {}  # a block kept whole: the part it becomes
+        self._calls: dict[str, ServerToolCall] = {}  # the server tool calls so far, by id
+        self._citations: dict[int, list[Citation]] = {}
 
     def fold(self, event: wire.RawMessageStreamEvent) -> ModelDelta | PartEnd | WarningEvent | None:
         """Fold one event: the delta, part end or warning to yield, or None."""
@@ -830,12 +892,19 @@ class _Stream:
                 return self.builder.thinking(index, signature=delta.signature)
             elif delta.type == "input_json_delta":
                 return self.builder.tool_call(index, arguments=delta.partial_json)
-            # else citations_delta: the shared schema has no citations
+            elif delta.type == "citations_delta":
+                cited = self._citations.setdefault(index, [])
+                data = delta.citation.model_dump(mode="json", exclude_unset=True)
+                cited.append(_server_tools.citation(data))
+                return self.builder.text(index, citations=tuple(cited))
             return None
         if event.type == "content_block_start":
             return self._start(event)
         if event.type == "content_block_stop":
-            return self.builder.end(event.index)
+            end = self.builder.end(event.index)
+            if end is not None and isinstance(end.part, ServerToolCall):
+                self._calls[end.part.id] = end.part
+            return end
         if event.type == "message_start":
             self.start = event.message
             self.transformations = _transformations(event.message)
@@ -867,8 +936,31 @@ class _Stream:
             return self.builder.thinking(index, redacted=block.data)
         data = block.model_dump(mode="json", exclude_unset=True)
         self._opaque[index] = data
-        self.builder.opaque(index, data)
+        self._keep(index, data)
         return None
+
+    def _keep(self, index: int, data: dict[str, Any]) -> None:
+        """Fold a block kept whole, as the part it becomes: a server tool's call or result
+        (`_server_tools.part_of`), else an `OpaqueBlock`."""
+        kind = self._kinds.get(index)
+        if kind is None:
+            block_type = data.get("type")
+            kind = (
+                ServerToolCall
+                if block_type in _server_tools.CALL_TYPES
+                else ServerToolResult
+                if block_type in _server_tools.RESULT_TYPES
+                else OpaqueBlock
+            )
+            self._kinds[index] = kind
+        if kind is OpaqueBlock:
+            self.builder.opaque(index, data)
+        else:
+            self.builder.block(index, data, kind, self._server_part)
+
+    def _server_part(self, data: dict[str, JsonValue]) -> Part:
+        part = _server_tools.part_of(data, self._calls)
+        return part if part is not None else OpaqueBlock.of(data)
 
     def _fold_opaque(self, index: int, delta: dict[str, Any]) -> None:
         """Fold a delta into a block kept whole: `input_json_delta` fragments make its `input`;
@@ -887,7 +979,7 @@ class _Stream:
             for key, value in delta.items():
                 if key != "type" and isinstance(value, str):
                     data[key] = str(data.get(key) or "") + value
-        self.builder.opaque(index, dict(data))
+        self._keep(index, dict(data))
 
     def warnings(self, prepared: Prepared) -> tuple[WarningEvent, ...]:
         dropped = transformations_warning(self.transformations, self.scope)
@@ -897,10 +989,14 @@ class _Stream:
         """The message a finished stream describes."""
         end = self.end
         stop_reason = end.delta.stop_reason if end is not None else None
+        usage = _usage(self.start.usage if self.start is not None else None, end)
+        reported = getattr(end.usage, "server_tool_use", None) if end is not None else None
+        if reported is None and self.start is not None:
+            reported = getattr(self.start.usage, "server_tool_use", None)
         message = self.builder.message(
             scope=self.scope,
             model=name,
-            usage=_usage(self.start.usage if self.start is not None else None, end),
+            usage=usage,
             finish_reason=AnthropicModel.map_finish_reason(stop_reason),
             id=self.start.id if self.start is not None else None,
         )
@@ -912,7 +1008,8 @@ class _Stream:
             self.transformations,
             _stop_details(end.delta.stop_details) if end is not None else None,
         )
-        return message.model_copy(update={"provider_details": details})
+        usage = _with_uses(usage, reported, message.parts)
+        return message.model_copy(update={"provider_details": details, "usage": usage})
 
 
 def _usage(start: wire.Usage | None, end: wire.RawMessageDeltaEvent | None) -> Usage:

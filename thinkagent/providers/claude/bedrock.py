@@ -42,6 +42,7 @@ from typing import Any, cast
 
 from pydantic import JsonValue
 
+from ..._extras import needs
 from ...errors import ConfigurationError, HistoryError, ProviderError
 from ...history import ForeignReasoning
 from ...messages import (
@@ -65,7 +66,10 @@ from .._common import (
     copy_settings,
     interrupted,
     merge_settings,
+    received,
+    refuse_builtin_tools,
     retryable_status,
+    tool_arguments,
     unreadable,
 )
 from .._tags import ThinkTagSplitter, split_think_tags
@@ -241,6 +245,7 @@ class BedrockModel(ClaudeModel[Any]):
         self._profile = ModelProfile(
             native_output=claude and self._info is not None and self._info.structured_output,
             media=MEDIA if claude else MediaSupport(),
+            reasoning=not claude or self._info is None or self._info.reasons,
         )
 
     @property
@@ -279,6 +284,7 @@ class BedrockModel(ClaudeModel[Any]):
         """The keyword arguments for the Converse call but `messages` (a placeholder:
         `_messages` for the typed call, `_messages_json` for `_call`), and what was
         prepared."""
+        refuse_builtin_tools(request.builtin_tools, "Bedrock Converse")
         choice = merge_settings(self.settings, request.settings).get("tool_choice")
         declared = _declared_tools(request, choice)
         if declared and self._family.tools_refusal is not None:
@@ -417,7 +423,7 @@ class BedrockModel(ClaudeModel[Any]):
         except Exception as exc:
             raise_mapped(self.map_error(exc), exc)
         try:  # botocore hands back what it could parse of a body that is not JSON
-            return self._response(response, prepared)
+            return received(self._response(response, prepared))
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
 
@@ -608,7 +614,8 @@ def _client_from_environment(region_name: str | None) -> Any:
     """A `bedrock-runtime` client from the environment. Its retries are the ones the
     environment or the AWS profile chooses (`AWS_RETRY_MODE`, `retry_mode`: `adaptive` adds
     client-side rate limiting after throttling), else botocore's `standard` mode."""
-    boto3: Any = importlib.import_module("boto3")
+    with needs("bedrock", "BedrockModel"):
+        boto3: Any = importlib.import_module("boto3")
     config: Any = importlib.import_module("botocore.config")
     core: Any = importlib.import_module("botocore.session").get_session()
     chosen = os.environ.get("AWS_RETRY_MODE") or core.get_scoped_config().get("retry_mode")
@@ -1040,11 +1047,7 @@ def _one(delta: ModelDelta | None) -> tuple[ModelDelta, ...]:
 
 def _args(use: Mapping[str, Any]) -> dict[str, JsonValue] | str:
     arguments = use.get("input")
-    if isinstance(arguments, dict):
-        return cast("dict[str, JsonValue]", arguments)
-    if arguments is None:
-        return {}
-    return json.dumps(arguments)
+    return {} if arguments is None else tool_arguments(arguments)
 
 
 def _b64(data: bytes | str) -> str:

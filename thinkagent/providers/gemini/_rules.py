@@ -401,17 +401,19 @@ def model_profile(model: str, scope: str) -> ModelProfile:
     response type together with function declarations, so runs there use an output tool.
     Images and documents by bytes or URL (file data: Files API, Cloud Storage or HTTPS URLs),
     up to 50 MB each (`media_problem` has the finer limits); in tool results on Gemini 3
-    only (function response parts), which 2.5 refuses.
+    only (function response parts), which 2.5 refuses. Thinking from Gemini 2.5 on (and the
+    2.0 "thinking" experiments); 2.0 and 1.5 have none.
     """
     version = gemini_version(model)
     gemini_3 = version is not None and version[0] >= 3
+    reasoning = version is None or version[:2] >= (2, 5) or "thinking" in version[2]
     media = MediaSupport(
         IMAGE_TYPES | _DOCUMENT_TYPES.get(scope, _DOCUMENT_TYPES["vertex"]),
         urls=True,
         max_bytes=_DOCUMENT_BYTES,
         in_tool_results=gemini_3,
     )
-    return ModelProfile(native_output=gemini_3, media=media)
+    return ModelProfile(native_output=gemini_3, media=media, reasoning=reasoning)
 
 
 def media_type(part: Image | Document) -> str | None:

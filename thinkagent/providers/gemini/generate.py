@@ -34,8 +34,9 @@ import httpx2
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
-from pydantic import JsonValue, ValidationError
+from pydantic import ValidationError
 
+from ...builtin_tools import BuiltinTool
 from ...errors import ConfigurationError, HistoryError, ProviderError
 from ...history import ForeignReasoning, for_scope
 from ...messages import (
@@ -45,6 +46,8 @@ from ...messages import (
     Message,
     Part,
     ProviderDetails,
+    ServerToolCall,
+    ServerToolResult,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -61,9 +64,17 @@ from .._common import (
     copy_settings,
     interrupted,
     merge_settings,
+    received,
     retryable_status,
+    tool_arguments,
     tool_choice_name,
     unreadable,
+)
+from .._system_notes import (
+    check_note_tools,
+    current_prompt,
+    notes_as_text,
+    notes_as_text_warning,
 )
 from ..base import (
     ModelProfile,
@@ -73,6 +84,8 @@ from ..base import (
     ModelStreamEvent,
     ToolDefinition,
 )
+from . import _server_tools
+from ._partial_args import PartialArguments
 from ._rules import (
     GENERATED_ID,
     SKIP_SIGNATURE,
@@ -85,6 +98,7 @@ from ._rules import (
     encode_signature,
     error_type,
     finish_reason,
+    gemini_version,
     generated_call_id,
     media_problem,
     media_type,
@@ -103,6 +117,8 @@ _RESERVED = frozenset(
     {"system_instruction", "tools", "automatic_function_calling", "thinking_config"}
 )
 _GENERATED: ProviderDetails = {GENERATED_ID: True}
+_NO_SYSTEM_ROLE = "the Gemini API has no system role inside contents"
+
 _OPENING = types.Content(role="user", parts=[types.Part(text="")])
 """The user turn a conversation that has none opens with (an instructions-only run): the
 service accepts an empty text part, as the recorded exchange shows."""
@@ -156,6 +172,9 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
     - `settings`: default `ModelSettings`, under each request's own.
     - `generation_config`: other `GenerateContentConfig` fields, passed through on every
       request (`top_k`, `seed`, `safety_settings`, `response_mime_type`...).
+    - `stream_arguments`: a streamed request asks for the arguments of function calls in
+      pieces (`streamFunctionCallArguments`), folded into the same `ToolCallDelta`s (Vertex AI
+      and Gemini 3 only: `ConfigurationError` elsewhere).
 
     Conflicting settings raise `ConfigurationError` here, before anything is sent.
 
@@ -177,6 +196,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         max_retries: int = DEFAULT_MAX_RETRIES,
         settings: ModelSettings | None = None,
         generation_config: Mapping[str, Any] | None = None,
+        stream_arguments: bool = False,
     ) -> None:
         if thinking is not None and not isinstance(thinking, GeminiThinking):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ConfigurationError(
@@ -203,6 +223,15 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
             settings=settings,
         )
         self._profile = model_profile(model_name, self.scope)
+        if stream_arguments:
+            version = gemini_version(model_name)
+            if not client.vertexai or version is None or version[0] < 3:
+                raise ConfigurationError(
+                    "stream_arguments (streamFunctionCallArguments) is only available on "
+                    f"Vertex AI with Gemini 3 models, not on {model_name} with the "
+                    f"{'Vertex AI' if client.vertexai else 'Gemini API'} client"
+                )
+        self._stream_arguments = stream_arguments
 
     @property
     def profile(self) -> ModelProfile:
@@ -210,6 +239,17 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         output on Gemini 3; images and documents (by bytes or URL) on both generations, in
         tool results on Gemini 3."""
         return self._profile
+
+    @property
+    def stream_arguments(self) -> bool:
+        """Whether streamed requests ask for function call arguments in pieces."""
+        return self._stream_arguments
+
+    def check_builtin_tools(self, tools: Sequence[BuiltinTool]) -> None:
+        """Raise `ConfigurationError` for a built-in tool (or option) Gemini, this platform or
+        this model lacks (see `_server_tools`); that Gemini 2.5 cannot combine them with
+        function tools is checked per request."""
+        _server_tools.check(tools, self.model_name, vertex=self.scope == "vertex", functions=False)
 
     @property
     def missing_signature(self) -> MissingSignature:
@@ -235,19 +275,38 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         params["contents"] = self.build_messages(request.messages)
         return params
 
-    def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
+    def _prepare(
+        self, request: ModelRequest, *, stream: bool = False
+    ) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         """`build_request`'s arguments, and the warnings of what the request had to adjust
         (the shared thinking knob clamped or kept on)."""
         settings = merge_settings(self.settings, request.settings)
+        check_note_tools(request.messages, request.tools, scope=self.scope)
         update: dict[str, Any] = {}
         warnings = _NO_WARNINGS
         if request.instructions:
             update["system_instruction"] = request.instructions
         if request.tools:
             update["tools"] = _tools(request.tools)
+        vertex = self.scope == "vertex"
+        if request.builtin_tools:
+            _server_tools.check(
+                request.builtin_tools, self.model_name, vertex=vertex, functions=bool(request.tools)
+            )
+            builtin = _server_tools.declarations(request.builtin_tools)
+            update["tools"] = [*update.get("tools", []), *builtin]
         choice = settings.get("tool_choice")
-        if choice is not None:
-            update["tool_config"] = _tool_config(choice, request.tools)
+        tool_config = _tool_config(choice, request.tools) if choice is not None else None
+        if request.builtin_tools and not vertex:  # the calls show, and go back in the chain
+            tool_config = tool_config or types.ToolConfig()
+            tool_config.include_server_side_tool_invocations = True
+        if stream and self._stream_arguments and request.tools:
+            tool_config = tool_config or types.ToolConfig()
+            calling = tool_config.function_calling_config or types.FunctionCallingConfig()
+            calling.stream_function_call_arguments = True
+            tool_config.function_calling_config = calling
+        if tool_config is not None:
+            update["tool_config"] = tool_config
         if request.output is not None and request.output.mode == "native":
             update["response_mime_type"] = "application/json"
             update["response_json_schema"] = request.output.schema
@@ -270,16 +329,19 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
             update["http_options"] = http_options
         config = self._base_config.model_copy(update=update) if update else self._base_config
         params = {"model": self.model_name, "contents": None, "config": config}
-        return params, warnings
+        note = notes_as_text_warning(request.messages, why=_NO_SYSTEM_ROLE, scope=self.scope)
+        return params, warnings if note is None else (*warnings, note)
 
-    def _send(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
+    def _send(
+        self, request: ModelRequest, *, stream: bool = False
+    ) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         """`generate_content`'s arguments for `request`, its history handed over as the JSON
         data the SDK would make of it, each content converted once (`_wire`) by the SDK's own
         converters: a placeholder in `contents`, which the SDK converts at no cost, and the
         contents in the per-request `http_options.extra_body`, which the SDK merges into the
         body in their place (ADR 180). The typed `contents` when the SDK's converters cannot be
         found."""
-        params, warnings = self._prepare(request)
+        params, warnings = self._prepare(request, stream=stream)
         if _CONVERT is None:
             params["contents"] = self._contents(request.messages, wire=False)
             return params, warnings
@@ -301,7 +363,8 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         (`for_scope` with `signatures_carry_over`); the documented dummy signature on the first
         unsigned function call of each current-turn model turn that came from elsewhere;
         images and documents as inline or file data (`ConfigurationError` naming the part
-        the model cannot take); an empty user turn first when the history has none there."""
+        the model cannot take); system notes as the user's text (`_system_notes`: `contents`
+        has no system role); an empty user turn first when the history has none there."""
         return cast("list[types.Content]", self._contents(messages, wire=False))
 
     def _contents(self, messages: Sequence[Message], *, wire: bool) -> list[Any]:
@@ -317,18 +380,28 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
                 generated.update(fact.generated)
             if fact.prompt:
                 current = index
+        prompt = current_prompt(messages)  # which notes are shown as text (`notes_as_text`)
         skip_validator = self._missing_signature == "skip_validator"
         contents: list[Any] = []
         last = None  # the role of the last content
         for index, fact in enumerate(facts):
             if fact.results is not None:  # a user message
                 unsigned = tuple(c for c in fact.results if c in generated) if generated else ()
-                variant: object = unsigned
+                variant: object = (unsigned, index < prompt)
             else:
                 variant = skip_validator and fact.foreign and index > current
             kind = (_WIRE if wire else _CONTENT, variant)
             sent = get(
-                messages[index], kind, self._sent, messages, index, fact, generated, variant, wire
+                messages[index],
+                kind,
+                self._sent,
+                messages,
+                index,
+                fact,
+                generated,
+                variant,
+                prompt,
+                wire,
             )
             if sent is None:
                 continue
@@ -351,16 +424,18 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         fact: _Facts,
         generated: set[str],
         variant: object,
+        prompt: int,
         wire: bool,
     ) -> tuple[Any, str | None, bool] | None:
         """What `messages[index]` sends (None: nothing): its content (with `wire`, as the SDK's
         JSON data), its role, and whether it may join the content before it (`_mergeable`).
         `variant` is what else it depends on: a user message's results that answer calls the
-        service gave no id (`generated`), whether a model message's first call gets the dummy
+        service gave no id (`generated`) and whether its turn is over (`prompt`: which of its
+        notes are shown as text), whether a model message's first call gets the dummy
         signature."""
         scoped = fact.scoped or messages[index]
         if scoped.role == "user":
-            content = self._user_content(scoped, index, generated)
+            content = self._user_content(notes_as_text(scoped, index, prompt), index, generated)
         else:
             content = _model_content(
                 scoped,
@@ -454,7 +529,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         except _VENDOR_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
-            parsed = self.parse_response(response)
+            parsed = received(self.parse_response(response))
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
         return ModelResponse(parsed.message, warnings) if warnings else parsed
@@ -469,7 +544,15 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         if candidates:
             candidate = candidates[0]
             raw_finish = _enum_value(candidate.finish_reason)
+            last_call: str | None = None
             for part in _content_parts(candidate.content):
+                if _server_tools.is_server_part(part):
+                    found = _server_tools.server_part(
+                        part, generated_call_id(response_id, len(parts)), last_call
+                    )
+                    last_call = found.id if isinstance(found, ServerToolCall) else last_call
+                    parts.append(found)
+                    continue
                 raw_signature = part.thought_signature
                 signature = None if raw_signature is None else encode_signature(raw_signature)
                 call = part.function_call
@@ -488,6 +571,8 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         normalised = self.map_finish_reason(raw_finish, tool_calls=has_calls)
         if normalised is None and not candidates and details is not None:
             normalised = "content_filter"  # the prompt itself was blocked
+        grounding = candidates[0].grounding_metadata if candidates else None
+        parts = _server_tools.citations(parts, grounding)
         return ModelResponse(
             Message(
                 role="assistant",
@@ -495,7 +580,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
                 scope=self.scope,
                 model=self.model_name,
                 id=response_id,
-                usage=_usage(response.usage_metadata),
+                usage=_with_uses(_usage(response.usage_metadata), parts, grounding),
                 finish_reason=normalised,
                 provider_details=details,
             )
@@ -506,7 +591,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         each part closes, then the complete `ModelResponse` (its parts as in the non-streamed
         one: see `_Parts`). A stream that breaks or ends without a finish reason raises
         `StreamInterrupted` with what had arrived, unsigned."""
-        params, warnings = self._send(request)
+        params, warnings = self._send(request, stream=True)
         for warning in warnings:
             yield warning
         parts = _Parts()
@@ -539,7 +624,15 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
             usage=_usage(parts.usage),
             finish_reason="content_filter" if normalised is None and blocked else normalised,
             id=parts.response_id,
-            provider_details=_details(raw_finish, last),
+            provider_details=_details(raw_finish, last, parts.candidate),
+        )
+        grounding = parts.candidate.grounding_metadata if parts.candidate is not None else None
+        cited = _server_tools.citations(message.parts, grounding)
+        message = message.model_copy(
+            update={
+                "parts": tuple(cited),
+                "usage": _with_uses(message.usage, cited, grounding),
+            }
         )
         yield ModelResponse(message, warnings)
 
@@ -606,6 +699,9 @@ class _Parts(StreamBuilder):
         self.last: types.GenerateContentResponse | None = None
         self.usage: types.GenerateContentResponseUsageMetadata | None = None
         self.raw_finish: str | None = None
+        self.candidate: types.Candidate | None = None  # the last with grounding metadata
+        self.arguments: PartialArguments | None = None  # a call whose arguments stream
+        self.last_call: str | None = None  # the id of the last built-in tool call
 
     def chunk(self, chunk: types.GenerateContentResponse) -> list[ModelStreamEvent]:
         """Fold one streamed response in: the events to yield, in order."""
@@ -616,6 +712,8 @@ class _Parts(StreamBuilder):
         events: list[ModelStreamEvent] = []
         if chunk.candidates:  # else usage or prompt feedback only: read from `last` at the end
             candidate = chunk.candidates[0]
+            if candidate.grounding_metadata is not None or candidate.url_context_metadata:
+                self.candidate = candidate
             for part in _content_parts(candidate.content):
                 self.fold(part, events)
             if candidate.finish_reason is not None:
@@ -634,6 +732,20 @@ class _Parts(StreamBuilder):
         raw_signature = part.thought_signature
         signature = None if raw_signature is None else encode_signature(raw_signature)
         call = part.function_call
+        if call is not None and (self.arguments is not None or call.will_continue):
+            self._streamed_call(call, signature, events)
+            return
+        if _server_tools.is_server_part(part):
+            self._next(events)
+            self.open = None
+            found = _server_tools.server_part(
+                part, generated_call_id(self.response_id, self.position), self.last_call
+            )
+            if isinstance(found, ServerToolCall):
+                self.last_call = found.id
+            events.append(self.whole(self.position, found))
+            self.pending = None
+            return
         if call is not None:
             self._next(events)
             self.open = None
@@ -664,6 +776,43 @@ class _Parts(StreamBuilder):
         if delta is not None:
             events.append(delta)
         if signature is not None:
+            self._end(events)
+
+    def _streamed_call(
+        self, call: types.FunctionCall, signature: str | None, events: list[ModelStreamEvent]
+    ) -> None:
+        """One piece of a call whose arguments stream (`partialArgs`): its head (name,
+        signature) opens the call, each argument piece is the next fragment of its JSON, and
+        an empty `functionCall` closes it."""
+        if self.arguments is None:  # the head
+            self._next(events)
+            self.open = None
+            self.has_calls = True
+            self.arguments = PartialArguments()
+            delta = self.tool_call(
+                self.position,
+                id=call.id or generated_call_id(self.response_id, self.position),
+                name=call.name or "",
+                signature=signature,
+                details=None if call.id else _GENERATED,
+            )
+            if delta is not None:
+                events.append(delta)
+            return
+        fragment = "".join(self.arguments.add(arg) for arg in call.partial_args or ())
+        done = not (call.will_continue or call.partial_args or call.name)
+        whole: dict[str, Any] | None = None
+        if done:
+            closing, whole = self.arguments.close()
+            fragment += closing
+            self.arguments = None
+        if fragment:
+            delta = self.tool_call(self.position, arguments=fragment)
+            if delta is not None:
+                events.append(delta)
+        if whole is not None:  # pieces out of order: the call holds the rebuilt object
+            self.replace_arguments(self.position, json.dumps(whole))
+        if done:
             self._end(events)
 
     def _next(self, events: list[ModelStreamEvent]) -> None:
@@ -844,9 +993,15 @@ def _model_content(
                 )
             elif part.text:
                 parts.append(types.Part(text=part.text))
+        elif isinstance(part, ServerToolCall | ServerToolResult):
+            replayed = _server_tools.replay_part(part)
+            if replayed is not None:
+                parts.append(replayed)
         elif isinstance(part, ToolCall):
-            if part.signature is not None:
+            if part.signature is not None and isinstance(part.arguments, dict):
                 signature: bytes | None = _signature_bytes(part.signature, index, j)
+            elif part.signature is not None:  # arguments kept as text: the proof cannot fit
+                signature = SKIP_SIGNATURE  # what is sent (an empty object)
             else:
                 signature = SKIP_SIGNATURE if sign_first_call and first_call else None
             first_call = False
@@ -878,7 +1033,7 @@ def _tool_call(
     return ToolCall(
         id=call.id or generated_call_id(response_id, index),
         name=call.name or "",
-        arguments=cast("dict[str, JsonValue]", call.args or {}),
+        arguments=tool_arguments(call.args or {}),
         signature=signature,
         provider_details=None if call.id else _GENERATED,
     )
@@ -891,15 +1046,32 @@ def _enum_value(value: object) -> str | None:
 
 
 def _details(
-    raw_finish: str | None, response: types.GenerateContentResponse | None
+    raw_finish: str | None,
+    response: types.GenerateContentResponse | None,
+    candidate: types.Candidate | None = None,
 ) -> ProviderDetails | None:
+    """The finish reason, a blocked prompt's reason, and the candidate's grounding and URL
+    context metadata (`candidate`, else the response's first)."""
     details: ProviderDetails = {}
     if raw_finish is not None:
         details["finish_reason"] = raw_finish
     feedback = response.prompt_feedback if response is not None else None
     if feedback is not None and feedback.block_reason is not None:
         details["block_reason"] = _enum_value(feedback.block_reason)
+    if candidate is None and response is not None and response.candidates:
+        candidate = response.candidates[0]
+    details.update(_server_tools.metadata_details(candidate))
     return details or None
+
+
+def _with_uses(
+    usage: Usage | None, parts: Sequence[Part], grounding: types.GroundingMetadata | None
+) -> Usage | None:
+    """`usage` with the built-in tool uses the response records."""
+    uses = _server_tools.uses(parts, grounding)
+    if not uses:
+        return usage
+    return (usage or Usage()).model_copy(update={"server_tool_uses": uses})
 
 
 def _usage(metadata: types.GenerateContentResponseUsageMetadata | None) -> Usage | None:

@@ -75,10 +75,19 @@ from .._common import (
     detached,
     interrupted,
     merge_settings,
+    received,
+    refuse_builtin_tools,
     request_options,
     retryable_status,
+    tool_arguments,
     tool_choice_name,
     unreadable,
+)
+from .._system_notes import (
+    check_note_tools,
+    current_prompt,
+    notes_as_text,
+    notes_as_text_warning,
 )
 from ..base import (
     ModelProfile,
@@ -116,6 +125,7 @@ _SKIP = encode_signature(SKIP_SIGNATURE)
 """The documented dummy signature, in the base64 form the signature field carries."""
 _NO_WARNINGS: tuple[WarningEvent, ...] = ()
 _USER_STEPS = frozenset({"user_input", "function_result"})
+_NO_SYSTEM_STEP = "the Interactions API has no system step"
 _TRANSPORT_ERRORS = (httpx2.TransportError, TimeoutError)
 _VENDOR_ERRORS = (APIError, genai_errors.ContinuationInterruptedError, *_TRANSPORT_ERRORS)
 """What `map_error` maps."""
@@ -257,6 +267,8 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         return params
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
+        refuse_builtin_tools(request.builtin_tools, "the Interactions API", " (use GeminiModel)")
+        check_note_tools(request.messages, request.tools, scope=self.scope)
         settings = merge_settings(self.settings, request.settings)
         warnings = _NO_WARNINGS
         generation: dict[str, Any] = {**self._generation_config, **self._thinking_fields}
@@ -301,16 +313,20 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
                 "schema": request.output.schema,
             }
         request_options(params, settings, {}, {})
-        return params, warnings
+        note = notes_as_text_warning(messages, why=_NO_SYSTEM_STEP, scope=self.scope)
+        return params, warnings if note is None else (*warnings, note)
 
     def _link(self, messages: Sequence[Message]) -> tuple[str, int] | None:
         """The stored interaction a stateful request continues: the id of the last message of
-        this scope that has one, and the index after it (None when there is none, or nothing
-        follows it)."""
+        this scope that has one, and the index after it (None when there is none, nothing
+        follows it, or it holds a turn-scoped note whose turn is over: the stored steps would
+        show it again, so the whole history goes without it)."""
         for i in range(len(messages) - 1, -1, -1):
             message = messages[i]
             if message.role == "assistant" and message.scope == self.scope and message.id:
-                return (message.id, i + 1) if i + 1 < len(messages) else None
+                if i + 1 == len(messages) or _cleared_note(messages, i):
+                    return None
+                return message.id, i + 1
         return None
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -319,7 +335,8 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         generation removed (`for_scope` with `signatures_carry_over`); a thought step with the
         documented dummy signature before the first function call of each current-turn model
         turn that came from elsewhere; images and documents as content blocks
-        (`ConfigurationError` naming the part the model cannot take); an empty user input first
+        (`ConfigurationError` naming the part the model cannot take); system notes as the
+        user's text (`_system_notes`: there is no system step); an empty user input first
         when the history has none there."""
         return detached(self._steps(messages, 0))
 
@@ -333,14 +350,17 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         get = self._per_message.get
         facts = [get(m, _FACTS, self._facts, messages, i) for i, m in enumerate(messages)]
         current = next((i for i in range(len(facts) - 1, -1, -1) if facts[i].prompt), -1)
+        prompt = current_prompt(messages)  # which notes are shown as text (`notes_as_text`)
         skip_validator = self._missing_signature == "skip_validator"
         steps: list[dict[str, Any]] = []
         for index in range(start, len(facts)):
             fact = facts[index]
             dummy = skip_validator and fact.foreign and index > current
-            kind = (_WIRE if wire else _STEPS, dummy)
+            kind = (_WIRE if wire else _STEPS, dummy, index < prompt)
             message = fact.scoped or messages[index]
-            steps += get(messages[index], kind, self._message_steps, message, index, dummy, wire)
+            steps += get(
+                messages[index], kind, self._message_steps, message, index, dummy, prompt, wire
+            )
         if start == 0 and (not steps or steps[0]["type"] not in _USER_STEPS):
             opening = {"type": "user_input", "content": [{"type": "text", "text": ""}]}
             steps.insert(0, self._marshal([opening])[0] if wire else opening)
@@ -365,12 +385,12 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         return _Facts(scoped, foreign=foreign)
 
     def _message_steps(
-        self, message: Message, index: int, dummy_thought: bool, wire: bool
+        self, message: Message, index: int, dummy_thought: bool, prompt: int, wire: bool
     ) -> list[dict[str, Any]]:
-        """One message's steps (as the replay policy leaves it: `_user_steps`,
-        `_model_steps`), or their wire form."""
+        """One message's steps (as the replay policy leaves it: `_user_steps`, its notes
+        shown as text as of `prompt`; `_model_steps`), or their wire form."""
         if message.role == "user":
-            steps = self._user_steps(message, index)
+            steps = self._user_steps(notes_as_text(message, index, prompt), index)
         else:
             steps = _model_steps(message, index, dummy_thought=dummy_thought)
         return self._marshal(steps) if wire and steps else steps
@@ -446,7 +466,7 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         except _VENDOR_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
-            parsed = self.parse_response(cast("ix.Interaction", interaction))
+            parsed = received(self.parse_response(cast("ix.Interaction", interaction)))
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
         return ModelResponse(parsed.message, warnings) if warnings else parsed
@@ -708,6 +728,17 @@ def _tool_choice(choice: str, tools: Sequence[ToolDefinition]) -> str | dict[str
     return {"allowed_tools": {"mode": "any", "tools": [choice]}}
 
 
+def _cleared_note(messages: Sequence[Message], end: int) -> bool:
+    """Whether `messages[:end]` holds a turn-scoped note whose turn is over."""
+    prompt = current_prompt(messages)
+    return any(
+        note.clear_at == "next_user_message"
+        for message in messages[: min(end, prompt)]
+        if message.role == "user"
+        for note in message.notes
+    )
+
+
 def _model_steps(message: Message, index: int, *, dummy_thought: bool) -> list[dict[str, Any]]:
     """A model turn's steps in order: signed thoughts, text as `model_output`, calls, kept
     provider steps. `dummy_thought` puts a thought step with the dummy signature before the
@@ -715,6 +746,7 @@ def _model_steps(message: Message, index: int, *, dummy_thought: bool) -> list[d
     steps: list[dict[str, Any]] = []
     texts: list[str] = []
     signed = False
+    unfit = _proofs_of_other_steps(message.parts)
 
     def flush() -> None:
         if texts:
@@ -728,7 +760,9 @@ def _model_steps(message: Message, index: int, *, dummy_thought: bool) -> list[d
                 continue  # a thought step goes back for its signature; text alone is not one
             flush()
             signed = True
-            steps.append(_thought(part, index, j))
+            steps.append(
+                {"type": "thought", "signature": _SKIP} if j in unfit else _thought(part, index, j)
+            )
         elif isinstance(part, TextPart):
             if part.text:
                 texts.append(part.text)
@@ -743,14 +777,31 @@ def _model_steps(message: Message, index: int, *, dummy_thought: bool) -> list[d
                 "name": part.name,
                 "arguments": arguments_object(part),
             }
-            if part.signature is not None:
-                step["signature"] = part.signature
+            if part.signature is not None:  # arguments kept as text: the proof cannot fit
+                step["signature"] = part.signature if isinstance(part.arguments, dict) else _SKIP
             steps.append(step)
         elif isinstance(part, OpaqueBlock):
             flush()
             steps.append(dict(part.data))
     flush()
     return steps
+
+
+def _proofs_of_other_steps(parts: Sequence[Part]) -> set[int]:
+    """The thoughts whose signature seals steps that cannot go back as they came: a call whose
+    arguments were kept as text (sent as an empty object), or text holding U+FFFD (what a lone
+    surrogate was mended to on receipt). They go back with the documented dummy instead."""
+    unfit: set[int] = set()
+    thought: int | None = None
+    for j, part in enumerate(parts):
+        if isinstance(part, ThinkingBlock):
+            thought = j
+        elif thought is not None and (
+            (isinstance(part, ToolCall) and not isinstance(part.arguments, dict))
+            or (isinstance(part, TextPart) and "\ufffd" in part.text)
+        ):
+            unfit.add(thought)
+    return unfit
 
 
 def _thought(block: ThinkingBlock, index: int, j: int) -> dict[str, Any]:
@@ -855,11 +906,11 @@ def _step_part(step: dict[str, JsonValue]) -> Part | None:
         text = _content_text(step.get("content"))
         return TextPart(text=text) if text else None
     if kind == "function_call":
-        arguments = _mapping(step.get("arguments"))
+        arguments = step.get("arguments")
         return ToolCall(
             id=_text(step.get("id")) or "",
             name=_text(step.get("name")) or "",
-            arguments=arguments if arguments is not None else {},
+            arguments=tool_arguments(arguments) if arguments is not None else {},
             signature=_text(step.get("signature")) or None,
         )
     return OpaqueBlock.of(step)

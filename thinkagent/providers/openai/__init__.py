@@ -5,7 +5,7 @@ API (encrypted reasoning items replayed).
 ```python
 from thinkagent.providers.openai import OpenAIChatModel, OpenAIResponsesModel, OpenAIThinking
 
-chat = OpenAIChatModel("deepseek-reasoner", dialect="deepseek")   # DEEPSEEK_API_KEY
+chat = OpenAIChatModel("deepseek-v4-flash", dialect="deepseek")   # DEEPSEEK_API_KEY
 responses = OpenAIResponsesModel("gpt-5", thinking=OpenAIThinking(effort="high", summary="auto"))
 ```
 

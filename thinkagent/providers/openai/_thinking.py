@@ -25,6 +25,7 @@ __all__ = [
     "check_thinking_config",
     "default_context",
     "model_efforts",
+    "reasons",
     "responses_effort",
 ]
 
@@ -33,6 +34,12 @@ _NO_THINKING = OpenAIThinking()
 _NON_REASONING = re.compile(r"^(?:ft:)?(?:gpt-3|gpt-4|gpt-5-chat|chatgpt-)", re.IGNORECASE)
 _O_SERIES = re.compile(r"^(?:ft:)?o[134]", re.IGNORECASE)
 _GPT = re.compile(r"^(?:ft:)?gpt-(\d+)(?:\.(\d+))?", re.IGNORECASE)
+
+
+def reasons(model: str) -> bool:
+    """Whether an OpenAI model reasons at all (not `gpt-3*`, `gpt-4*`, `gpt-5-chat*`,
+    `chatgpt-*`, which answer `reasoning_effort` with `Unsupported parameter`)."""
+    return not _NON_REASONING.match(model.lower())
 
 
 def model_efforts(model: str) -> tuple[str, ...]:

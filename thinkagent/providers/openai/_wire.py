@@ -343,7 +343,8 @@ def user_items(
     content: Callable[[TextPart | Image | Document], dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """A user message as both APIs take it: an item per tool result (`result`), then its text,
-    images and documents as one `user` message, in order (a string when it is one text,
+    images and documents as one `user` message, in order (a string when it is text only, its
+    texts joined by a blank line: DeepSeek refuses a content array, QwenLM/qwen-code#2320;
     else the API's content parts, from `content`)."""
     out: list[dict[str, Any]] = []
     parts: list[TextPart | Image | Document] = []
@@ -352,8 +353,9 @@ def user_items(
             out.append(result(part))
         elif isinstance(part, (Image, Document)) or (isinstance(part, TextPart) and part.text):
             parts.append(part)
-    if len(parts) == 1 and isinstance(parts[0], TextPart):
-        out.append({"role": "user", "content": parts[0].text})
+    if parts and all(isinstance(p, TextPart) for p in parts):
+        texts = [p.text for p in parts if isinstance(p, TextPart)]
+        out.append({"role": "user", "content": "\n\n".join(texts)})
     elif parts:
         out.append({"role": "user", "content": [content(p) for p in parts]})
     return out

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 import openai
@@ -59,8 +59,17 @@ from .._common import (
     detached,
     json_array,
     merge_settings,
+    received,
+    refuse_builtin_tools,
     request_options,
     unreadable,
+)
+from .._system_notes import (
+    check_note_tools,
+    current_prompt,
+    notes_as_text,
+    notes_as_text_warning,
+    shown_notes,
 )
 from ..base import ModelProfile, ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
 from ._reasoning import (
@@ -80,7 +89,7 @@ from ._reasoning import (
     unknown_warning,
 )
 from ._tags import Segment, ThinkTagSplitter, join_think_tags, split_think_tags
-from ._thinking import chat_thinking, check_thinking_config
+from ._thinking import chat_thinking, check_thinking_config, reasons
 from ._wire import (
     SDK_ERRORS,
     STREAM_BREAKS,
@@ -198,7 +207,9 @@ class OpenAIChatModel(OpenAIAdapter):
             else "system"
         )
         self._profile = ModelProfile(
-            native_output=self._dialect.native_output, media=self._dialect.media
+            native_output=self._dialect.native_output,
+            media=self._dialect.media,
+            reasoning=self._dialect.efforts is not None or reasons(model_name),
         )
         self._readable = (
             _same_vendor(model_name) if self._dialect.reasoning == "reasoning_details" else None
@@ -234,7 +245,11 @@ class OpenAIChatModel(OpenAIAdapter):
     ) -> tuple[dict[str, Any], tuple[WarningEvent, ...], str]:
         """The request's keyword arguments (the messages shared: never to be changed), the
         warnings for what had to be adjusted, and the JSON text of the messages."""
+        refuse_builtin_tools(
+            request.builtin_tools, "Chat Completions", " (use OpenAIResponsesModel)"
+        )
         settings = merge_settings(self.settings, request.settings)
+        check_note_tools(request.messages, request.tools, scope=self.scope)
         messages, replay_warnings, texts = self._messages(request.messages)
         if request.instructions:
             instructions = {"role": self._instructions_role, "content": request.instructions}
@@ -278,11 +293,13 @@ class OpenAIChatModel(OpenAIAdapter):
         """The `messages` parameter for a history (without the instructions).
 
         User turns become their `tool` messages, then a `user` message for their text, images
-        and documents. Assistant turns send their text and tool calls (arguments exactly as
-        received); their reasoning goes back only where the dialect's `replay` rule asks, in the
-        shape it came in (its field, its `reasoning_details` items, its content chunks, or
-        inline between its tags) or inline between tags where `replay_as` says so, and only
-        when it was recorded: nothing is invented, except the empty field of
+        and documents, then their system notes: a `system` (or `developer`, as the
+        instructions) message each where the dialect takes one mid-conversation
+        (`mid_conversation_system`), else the user's text (`_system_notes`). Assistant turns
+        send their text and tool calls (arguments exactly as received); their reasoning goes
+        back only where the dialect's `replay` rule asks, in the shape it came in (its field,
+        its `reasoning_details` items, its content chunks, or inline between its tags) or
+        inline between tags where `replay_as` says so, and only when it was recorded: nothing is invented, except the empty field of
         `missing_reasoning` on a tool-call message without reasoning and the documented dummy
         signature on another provider's tool call (`call_signatures`). A tool call's signature
         goes back where it came (`extra_content.google.thought_signature`).
@@ -298,14 +315,24 @@ class OpenAIChatModel(OpenAIAdapter):
         shared, never changed."""
         get = self._per_message.get
         turns = [get(m, _TURN, self._turn, messages, i) for i, m in enumerate(messages)]
-        replay = _replayed(turns, self._dialect.replay)
+        dialect = self._dialect
+        replay = _replayed(turns, dialect.replay)
+        prompt = current_prompt(messages)  # which notes are shown (`shown_notes`)
         out: list[dict[str, Any]] = []
         texts: list[str] = []
         placeholders: list[int] = []
         for i, turn in enumerate(turns):
-            if turn.user is not None:
-                out += turn.user
-                texts += turn.texts
+            if turn.user:
+                items, encoded = get(
+                    messages[i],
+                    (_USER, i < prompt),
+                    self._user,
+                    turn.scoped or messages[i],
+                    i,
+                    prompt,
+                )
+                out += items
+                texts += encoded
                 continue
             message = turn.scoped or messages[i]
             wire, placeholder, text = get(
@@ -318,6 +345,10 @@ class OpenAIChatModel(OpenAIAdapter):
             out.append(wire)
             texts.append(text)
         warnings: list[WarningEvent] = []
+        if not dialect.mid_conversation_system:
+            why = f"{dialect.name} takes no system message after the first turn"
+            note = notes_as_text_warning(messages, why=why, scope=self.scope)
+            warnings += [note] if note is not None else []
         if placeholders:
             warnings.append(
                 WarningEvent(
@@ -344,14 +375,28 @@ class OpenAIChatModel(OpenAIAdapter):
         )
         scoped = message if message is not given else None  # never the key itself: kept weakly
         if message.role == "user":
-            items = user_items(message, _tool_message, self._user_content)
             starts = any(isinstance(p, TextPart) and p.text for p in message.parts)
-            return _Turn(scoped, items, [COMPACT.encode(i) for i in items], starts=starts)
+            return _Turn(scoped, user=True, starts=starts)
         own = message.scope == self.scope and (self._readable is None or self._readable(message))
         thinks = message.scope == self.scope and any(
             isinstance(p, ThinkingBlock) for p in message.parts
         )
         return _Turn(scoped, own=own, thinks=thinks, calls=bool(message.tool_calls))
+
+    def _user(
+        self, message: Message, index: int, prompt: int
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        """A user message (as the replay policy leaves it) on the wire, and its items' JSON: its
+        tool results, its text and media, then its notes as the dialect takes them (as
+        `system` messages mid-conversation, else as the user's text), as of `prompt`."""
+        if not self._dialect.mid_conversation_system:
+            message = notes_as_text(message, index, prompt)
+        items = user_items(message, _tool_message, self._user_content)
+        items += [
+            {"role": self._instructions_role, "content": note.text}
+            for note in shown_notes(message, index, prompt)
+        ]
+        return items, [COMPACT.encode(item) for item in items]
 
     def _wire(
         self, message: Message, own: bool, with_reasoning: bool
@@ -404,7 +449,7 @@ class OpenAIChatModel(OpenAIAdapter):
         except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
-            response = self.parse_response(completion)
+            response = received(self.parse_response(completion))
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
         if not warnings:
@@ -911,20 +956,20 @@ def _with_unknown(chunks: list[dict[str, Any]], unknown: object, key: str) -> li
 
 
 _TURN = "turn"
+_USER = "user"
 _WIRE = "wire"
 
 
 @dataclass(frozen=True, slots=True)
 class _Turn:
     """One message as `_messages` reads it: as the replay policy leaves it (None: as it is;
-    never the message itself, which is kept weakly); a user message's items, and whether it
+    never the message itself, which is kept weakly); whether it is the user's, and whether it
     starts a turn (it has text: on the wire, a `user` message; one with only tool results
-    continues the turn) and their JSON; an assistant message's: whether it is this scope's (and
-    readable here), whether it is this scope's with thinking, whether it calls tools."""
+    continues the turn); an assistant message's: whether it is this scope's (and readable
+    here), whether it is this scope's with thinking, whether it calls tools."""
 
     scoped: Message | None
-    user: list[dict[str, Any]] | None = None
-    texts: list[str] = field(default_factory=list[str])
+    user: bool = False
     starts: bool = False
     own: bool = False
     thinks: bool = False

@@ -15,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal, cast, get_args
+from typing import Any, Literal, cast, get_args
 from urllib.parse import urlsplit
 
 import openai
@@ -26,6 +26,7 @@ from ._tags import DEFAULT_TAGS
 
 __all__ = [
     "DIALECTS",
+    "DIALECT_HEADER",
     "ChatDialect",
     "MissingReasoning",
     "ReasoningSource",
@@ -158,6 +159,11 @@ class ChatDialect:
     - `max_tokens_param`: the request field `max_tokens` settings go to.
     - `developer_role`: send instructions as a `developer` message to reasoning models
       (`o*`, `gpt-5*`), as OpenAI's own endpoints expect; `system` otherwise.
+    - `mid_conversation_system`: the endpoint takes a `system` (or `developer`) message
+      after the first turn, where it stands: a `SystemNote` goes as one. Off (the default),
+      a note goes as the user's text with a `system_note_as_text` warning: many hosts
+      refuse a system message after the first (Mistral, chat templates that want it first),
+      or move it to the front or keep only the last.
     - `stream_usage`: ask for usage in a stream (`stream_options`); off where the endpoint
       refuses the field and reports usage anyway.
     - `native_output`: the endpoint takes a JSON-schema `response_format` together with tools
@@ -188,6 +194,7 @@ class ChatDialect:
     tags: tuple[str, str] = DEFAULT_TAGS
     max_tokens_param: Literal["max_completion_tokens", "max_tokens"] = "max_tokens"
     developer_role: bool = False
+    mid_conversation_system: bool = False
     stream_usage: bool = True
     native_output: bool = False
     media: MediaSupport = field(default_factory=MediaSupport)
@@ -220,7 +227,7 @@ class ChatDialect:
                 "empty reasoning field, so reasoning must be 'reasoning_content', 'reasoning' or "
                 "'reasoning_details'"
             )
-        for flag in ("can_disable", "call_signatures"):
+        for flag in ("can_disable", "call_signatures", "mid_conversation_system"):
             if not isinstance(getattr(self, flag), bool):
                 raise ConfigurationError(f"dialect {flag} must be True or False")
         variants: object = self.variants
@@ -289,15 +296,25 @@ def _one_of(name: str, value: object, allowed: tuple[str, ...]) -> None:
         )
 
 
+# Only OpenAI's own endpoints are known to read a system message after the first turn where it
+# stands (`mid_conversation_system`). Mistral refuses one ("Unexpected role 'system' after role
+# 'assistant'", swarmauri/swarmauri-sdk#162); the Qwen, Llama and Gemma chat templates behind
+# vLLM and llama.cpp do too ("System message must be at the beginning.",
+# vllm-project/vllm#46976, ggml-org/llama.cpp#27367); DeepSeek moves every system message to
+# the front (routatic/proxy#76); Gemini's OpenAI-compatible endpoint keeps only the last
+# (olimorris/codecompanion.nvim#2530). Elsewhere nothing is documented, so a note goes as text.
 DIALECTS: Mapping[str, ChatDialect] = {
     d.name: d
     for d in (
+        # OpenAI processes the messages in order, a system or developer one wherever it
+        # stands (openai-python `types/chat/chat_completion_developer_message_param.py`).
         ChatDialect(
             "openai",
             reasoning="none",
             efforts=None,
             max_tokens_param="max_completion_tokens",
             developer_role=True,
+            mid_conversation_system=True,
             native_output=True,
             media=_OPENAI_MEDIA,
             hosts=("api.openai.com",),
@@ -308,6 +325,7 @@ DIALECTS: Mapping[str, ChatDialect] = {
             efforts=None,
             max_tokens_param="max_completion_tokens",
             developer_role=True,
+            mid_conversation_system=True,
             native_output=True,
             media=_OPENAI_MEDIA,
         ),
@@ -533,12 +551,18 @@ _ALIASES: Mapping[str, str] = {
 }
 
 
+DIALECT_HEADER = "x-thinkagent-dialect"
+"""A client's default header naming the dialect of the endpoint it points at, for a host that
+cannot be recognised by its name: the emulator's OpenAI client declares `openai`, as a local
+proxy for a known host may."""
+
+
 def resolve_dialect(
     dialect: str | ChatDialect | None, client: openai.AsyncOpenAI | None = None
 ) -> ChatDialect:
     """The dialect for a name, an object, or (`None`) the client: Azure for an
-    `AsyncAzureOpenAI`, else by the base URL's host (`openai` for api.openai.com, ...), else
-    `compatible` (capture-only)."""
+    `AsyncAzureOpenAI`, else the one its `x-thinkagent-dialect` default header declares, else by
+    the base URL's host (`openai` for api.openai.com, ...), else `compatible` (capture-only)."""
     if isinstance(dialect, ChatDialect):
         return dialect
     if dialect is not None:
@@ -557,6 +581,14 @@ def resolve_dialect(
         return DIALECTS["openai"]
     if isinstance(client, openai.AsyncAzureOpenAI):
         return DIALECTS["azure"]
+    headers: Any = getattr(client, "default_headers", None)  # a stand-in client may have none
+    declared = (
+        cast("Mapping[str, object]", headers).get(DIALECT_HEADER)
+        if isinstance(headers, Mapping)
+        else None
+    )
+    if isinstance(declared, str) and declared:
+        return resolve_dialect(declared)
     host = (urlsplit(str(client.base_url)).hostname or "").lower()
     for candidate in DIALECTS.values():
         if any(host == h or host.endswith("." + h) for h in candidate.hosts):

@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import openai
@@ -55,9 +55,11 @@ from openai.types.responses import (
 )
 from pydantic import JsonValue
 
+from ...builtin_tools import BuiltinTool
 from ...errors import ConfigurationError, HistoryError, ProviderError
 from ...history import ForeignReasoning, HistoryProcessor, for_scope
 from ...messages import (
+    Citation,
     Document,
     FinishReason,
     Image,
@@ -65,6 +67,8 @@ from ...messages import (
     OpaqueBlock,
     Part,
     ProviderDetails,
+    ServerToolCall,
+    ServerToolResult,
     TextPart,
     ThinkingBlock,
     ToolCall,
@@ -82,9 +86,11 @@ from .._common import (
     endpoint_host,
     json_array,
     merge_settings,
+    received,
     request_options,
     unreadable,
 )
+from .._system_notes import check_note_tools, current_prompt, shown_notes
 from ..base import (
     MediaSupport,
     ModelProfile,
@@ -93,7 +99,8 @@ from ..base import (
     ModelSettings,
     ModelStreamEvent,
 )
-from ._thinking import default_context, responses_effort
+from . import _server_tools
+from ._thinking import default_context, reasons, responses_effort
 from ._wire import (
     SDK_ERRORS,
     STREAM_BREAKS,
@@ -143,6 +150,7 @@ _UNREADABLE_ITEM = re.compile(
 
 _DEFAULT_THINKING = OpenAIThinking(summary="auto")
 """Without a thinking config: the model's default effort, with summaries to show."""
+_NONE = OpenAIThinking()
 
 _MB = 1024 * 1024
 _PROFILE = ModelProfile(
@@ -280,6 +288,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
         )
         self._store = store
         self._compact_threshold = compact_threshold
+        self._profile = _PROFILE if reasons(model_name) else replace(_PROFILE, reasoning=False)
 
     @property
     def store(self) -> bool:
@@ -295,14 +304,21 @@ class OpenAIResponsesModel(OpenAIAdapter):
     def profile(self) -> ModelProfile:
         """Images (`input_image`) and files (`input_file`: PDFs, text and office documents) by
         bytes or URL, also in tool results; a JSON-schema `text.format` together with tools and
-        reasoning."""
-        return _PROFILE
+        reasoning; `reasoning` false for the models that do not reason (`gpt-4.1`...)."""
+        return self._profile
+
+    def check_builtin_tools(self, tools: Sequence[BuiltinTool]) -> None:
+        """Raise `ConfigurationError` for a built-in tool (or option) the Responses API or this
+        model lacks (see `_server_tools`)."""
+        effort = self.thinking.effort if self.thinking is not None else None
+        _server_tools.check(tools, self.model_name, effort)
 
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for `client.responses.create` (without `stream`).
 
         Raises `ConfigurationError` for a `tool_choice` naming no tool on offer, for
-        `stop_sequences` (the Responses API has none) and for media it does not take.
+        `stop_sequences` (the Responses API has none), for media it does not take and for a
+        built-in tool it does not have.
         """
         return detached(self._prepare(request)[0])
 
@@ -317,6 +333,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
         """The request's keyword arguments (the items shared: never to be changed), the
         warnings for what had to be adjusted, and the JSON text of the items."""
         settings = merge_settings(self.settings, request.settings)
+        check_note_tools(request.messages, request.tools, scope=self.scope)
         items, warnings, text = self._input(request.messages)
         params: dict[str, Any] = {
             "model": self.model_name,
@@ -326,7 +343,8 @@ class OpenAIResponsesModel(OpenAIAdapter):
         }
         if request.instructions:
             params["instructions"] = request.instructions
-        thinking = self.thinking or _DEFAULT_THINKING
+        # No summary asked by default of a model that does not reason: it has none to give.
+        thinking = self.thinking or (_DEFAULT_THINKING if self._profile.reasoning else _NONE)
         effort, effort_warnings = responses_effort(
             self.model_name, thinking, settings.get("thinking"), scope=self.scope
         )
@@ -341,6 +359,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
                 {"type": "compaction", "compact_threshold": self._compact_threshold}
             ]
         if request.tools:
+            deferred = _server_tools.deferred(request.builtin_tools)
             params["tools"] = [
                 {
                     "type": "function",
@@ -348,10 +367,17 @@ class OpenAIResponsesModel(OpenAIAdapter):
                     "description": tool.description,
                     "parameters": tool.parameters,
                     "strict": False,
+                    **({"defer_loading": True} if tool.name in deferred else {}),
                 }
                 for tool in request.tools
             ]
             set_tool_choice(params, settings, request.tools, _named_tool_choice)
+        if request.builtin_tools:
+            hosted, include = _server_tools.declarations(
+                request.builtin_tools, self.model_name, effort
+            )
+            params["tools"] = [*params.get("tools", []), *hosted]
+            params["include"] = [*params["include"], *include]
         output = request.output
         if output is not None and output.mode == "native":
             text_format: dict[str, Any] = {
@@ -386,7 +412,8 @@ class OpenAIResponsesModel(OpenAIAdapter):
 
         - User turns: their tool results as `function_call_output` items (with their images
           and files as `input_image`/`input_file` parts), then their text, images and files as
-          a `user` message.
+          a `user` message, then their system notes as `developer` messages (`_system_notes`
+          says which are shown).
         - This scope's assistant turns, item by item in their original order: reasoning items
           as they came (`id`, `summary`, `encrypted_content`, and `content` when it came),
           function calls with their `fc_` id and exact arguments, text as output messages with
@@ -401,9 +428,11 @@ class OpenAIResponsesModel(OpenAIAdapter):
         - Nothing before this scope's latest compaction item: it carries what came before
           (developers.openai.com/api/docs/guides/compaction). A compacted window from
           `compact()` goes back whole (the user messages it kept, then its compaction item).
+        - Built-in tools' items (`web_search_call`, `mcp_call`...) exactly as they came, in
+          their place; the decision on an approval request as an `mcp_approval_response`.
         - Other scopes' turns: text as assistant messages and function calls without item ids;
-          their reasoning and compaction items are dropped (or their reasoning sent as text
-          with `foreign_reasoning="text"`).
+          their reasoning, compaction and built-in tools' items are dropped (or their reasoning
+          sent as text with `foreign_reasoning="text"`).
         """
         return detached(self._input(messages)[0])
 
@@ -419,6 +448,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
         get = self._per_message.get
         sent: list[_Sent] = []
         start = reasoning = compaction = 0
+        requests: set[str] = set()  # the history's approval requests
         for index, message in enumerate(messages):
             one = get(message, _SENT, self._sent, messages, index)
             if one.compaction is not None:
@@ -426,12 +456,23 @@ class OpenAIResponsesModel(OpenAIAdapter):
             if one.foreign:
                 reasoning += one.foreign[0]
                 compaction += one.foreign[1]
+            if one.approvals:
+                requests.update(one.approvals)
             sent.append(one)
         out: list[dict[str, Any]] = []
         texts: list[str] = []
         removed: list[tuple[int, str]] = []
+        prompt = current_prompt(messages)  # which notes are shown (`shown_notes`)
         for i in range(start, len(sent)):
             one = sent[i]
+            if one.results is not None:  # a user message: its items depend on the history
+                decided = tuple(c for c in one.results if c in requests) if requests else ()
+                message = one.scoped or messages[i]
+                kind = (_USER, decided, i < prompt)
+                items, encoded = get(messages[i], kind, self._user, message, i, prompt, decided)
+                out += items
+                texts += encoded
+                continue
             items, missing, encoded = one.items, one.missing, one.texts
             if i == start and one.compaction:  # the window starts inside the message
                 parts = (one.scoped or messages[i]).parts[one.compaction :]
@@ -467,11 +508,30 @@ class OpenAIResponsesModel(OpenAIAdapter):
         (message,) = for_scope((given,), self.scope, foreign_reasoning=self.foreign_reasoning)
         scoped = message if message is not given else None  # never the key itself: kept weakly
         if message.role == "user":
-            return _Sent.of(scoped, user_items(message, _call_output, _input_content))
+            results = tuple(p.call_id for p in message.parts if isinstance(p, ToolResult))
+            return _Sent.of(scoped, [], results=results)
         if message.scope != self.scope:
             return _Sent.of(scoped, _foreign_items(message.parts), foreign=foreign)
         items, missing = _native_items(message.parts, store=self._store)
-        return _Sent.of(scoped, items, missing, _compaction_start(message))
+        approvals = tuple(_server_tools.approval_requests((message,)))
+        return _Sent.of(scoped, items, missing, _compaction_start(message), approvals=approvals)
+
+    def _user(
+        self, message: Message, index: int, prompt: int, decided: tuple[str, ...]
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        """A user message's items (as the replay policy leaves it) and their JSON: its tool
+        results (the decision on an approval request among `decided` as an
+        `mcp_approval_response`), its text and media, then its notes shown as of `prompt`, as
+        developer messages."""
+
+        def answer(result: ToolResult) -> dict[str, Any]:
+            if result.call_id in decided:
+                return _server_tools.approval_response(result)
+            return _call_output(result)
+
+        items = user_items(message, answer, _input_content)
+        items += [_developer(note.text) for note in shown_notes(message, index, prompt)]
+        return items, [COMPACT.encode(item) for item in items]
 
     def _context(self, messages: Sequence[Message]) -> str:
         """The `reasoning.context` of a conversation: the one asked for, else the one the
@@ -498,7 +558,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
         except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
-            parsed = self.parse_response(response)
+            parsed = received(self.parse_response(response))
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
         return ModelResponse(parsed.message, warnings)
@@ -607,6 +667,10 @@ class OpenAIResponsesModel(OpenAIAdapter):
         finish = self.map_finish_reason(raw)
         if finish == "stop" and any(isinstance(p, ToolCall) for p in parts):
             finish = "tool_call"
+        usage = _usage(response.usage)
+        uses = _server_tools.uses(parts)
+        if uses:
+            usage = usage.model_copy(update={"server_tool_uses": uses})
         details: ProviderDetails = {}
         if raw is not None:
             details["finish_reason"] = raw
@@ -619,7 +683,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
             scope=self.scope,
             model=response.model or self.model_name,
             id=response.id,
-            usage=_usage(response.usage),
+            usage=usage,
             finish_reason=finish,
             provider_details=details or None,
         )
@@ -850,9 +914,16 @@ class _ResponseStream:
             out += [whole] if whole is not None else []
         elif item.type == "message":
             for number, content in enumerate(item.content):
-                builder.text((key, number), details=_text_details(item, content, follows))
+                builder.text(
+                    (key, number),
+                    details=_text_details(item, content, follows),
+                    citations=_citations(content),
+                )
         elif item.type == "compaction":
             builder.opaque(key, _opaque(item).data)
+        elif item.type in _server_tools.ITEMS:
+            for number, part in enumerate(_server_tools.item_parts(_plain_item(item))):
+                out.append(builder.whole((key, "server", number), part))
         for part_key in self._keys.pop(key, ()):
             end = builder.end(part_key)
             out += [end] if end is not None else []
@@ -896,10 +967,16 @@ def _output_parts(items: Sequence[ResponseOutputItem]) -> list[Part]:
             for content in item.content:
                 text = content.refusal if content.type == "refusal" else content.text
                 parts.append(
-                    TextPart(text=text, provider_details=_text_details(item, content, follows))
+                    TextPart(
+                        text=text,
+                        provider_details=_text_details(item, content, follows),
+                        citations=_citations(content),
+                    )
                 )
         elif item.type == "compaction":
             parts.append(_opaque(item))
+        elif item.type in _server_tools.ITEMS:
+            parts += _server_tools.item_parts(_plain_item(item))
         follows = _item_id(item) if item.type == "reasoning" else None
     return parts
 
@@ -928,9 +1005,19 @@ def _text_details(
         details["phase"] = item.phase
     if content.type == "refusal":
         details["refusal"] = True
-    elif content.annotations:
-        details["annotations"] = [_plain(a) for a in content.annotations]
     return details
+
+
+def _citations(content: ResponseOutputText | ResponseOutputRefusal) -> tuple[Citation, ...]:
+    """A text part's annotations, as its citations (a refusal has none)."""
+    if content.type == "refusal" or not content.annotations:
+        return ()
+    return _server_tools.citations([_plain_item(a) for a in content.annotations])
+
+
+def _plain_item(value: Any) -> dict[str, JsonValue]:
+    """An SDK object as the JSON object it came as (unknown keys included)."""
+    return cast("dict[str, JsonValue]", value.to_dict(mode="json"))
 
 
 def _item_details(item_id: str | None, follows: str | None) -> ProviderDetails | None:
@@ -959,6 +1046,7 @@ def _opaque(item: Any, details: ProviderDetails | None = None) -> OpaqueBlock:
 
 
 _SENT = "sent"
+_USER = "user"
 
 
 @dataclass(frozen=True, slots=True)
@@ -967,7 +1055,9 @@ class _Sent:
     never the message itself, which is kept weakly), its input items; for this scope's, the
     ids of the reasoning items its parts followed that are no longer among them and, when it
     holds a compaction item, the part where what is sent starts; for another scope's, how
-    many reasoning and compaction items were left out. `texts`: each item's JSON."""
+    many reasoning and compaction items were left out; for a user message, the call ids its
+    results answer (its items depend on the rest of the history: `_user`); for this scope's,
+    the ids of its approval requests. `texts`: each item's JSON."""
 
     scoped: Message | None
     items: list[dict[str, Any]]
@@ -975,6 +1065,8 @@ class _Sent:
     missing: list[str] = field(default_factory=list[str])
     compaction: int | None = None
     foreign: tuple[int, int] | None = None
+    results: tuple[str, ...] | None = None
+    approvals: tuple[str, ...] = ()
 
     @classmethod
     def of(
@@ -984,10 +1076,13 @@ class _Sent:
         missing: list[str] | None = None,
         compaction: int | None = None,
         foreign: tuple[int, int] | None = None,
+        *,
+        results: tuple[str, ...] | None = None,
+        approvals: tuple[str, ...] = (),
     ) -> _Sent:
         """What a message sends, its items' JSON encoded once here."""
         texts = [COMPACT.encode(item) for item in items]
-        return cls(scoped, items, texts, missing or [], compaction, foreign)
+        return cls(scoped, items, texts, missing or [], compaction, foreign, results, approvals)
 
 
 def _compaction_start(message: Message) -> int | None:
@@ -1124,8 +1219,12 @@ def _native_items(parts: Sequence[Part], *, store: bool) -> tuple[list[dict[str,
             after, open_message = part.id, None
             continue
         after = None
-        if isinstance(part, OpaqueBlock):  # a compaction item: exactly as it came
-            entries.append((None, dict(part.data), None))
+        if isinstance(part, OpaqueBlock | ServerToolCall | ServerToolResult):
+            # A compaction item or a built-in tool's item: exactly as it came (a result that
+            # travels inside its call's item goes with it).
+            replayed = _server_tools.replay_item(part)
+            if replayed is not None:
+                entries.append((None, replayed, None))
             open_message = None
         elif isinstance(part, ToolCall):
             item: dict[str, Any] = {
@@ -1143,7 +1242,8 @@ def _native_items(parts: Sequence[Part], *, store: bool) -> tuple[list[dict[str,
             if details.get("refusal") is True:
                 content = {"type": "refusal", "refusal": part.text}
             else:
-                annotations = details.get("annotations")
+                # Citations carry the annotations whole; older histories kept them in details.
+                annotations = [c.data for c in part.citations] or details.get("annotations")
                 content = {
                     "type": "output_text",
                     "text": part.text,
@@ -1268,6 +1368,12 @@ def _call_output(result: ToolResult) -> dict[str, Any]:
     if result.media:
         output = [{"type": "input_text", "text": output}, *map(_input_content, result.media)]
     return {"type": "function_call_output", "call_id": result.call_id, "output": output}
+
+
+def _developer(text: str) -> dict[str, Any]:
+    """A system note as a `developer` message: instructions the model ranks above the user's,
+    taken anywhere in `input` (openai-python `types/responses/easy_input_message_param.py`)."""
+    return {"type": "message", "role": "developer", "content": text}
 
 
 def _input_content(part: TextPart | Image | Document) -> dict[str, Any]:
