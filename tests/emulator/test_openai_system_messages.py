@@ -6,6 +6,7 @@ why a note sent as text joins the prompt's string there."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -60,9 +61,14 @@ async def test_mistral_refuses_a_system_message_after_the_conversation_began(
     body = bad_request(caught)
     assert body["message"] == "Unexpected role 'system' after role 'assistant'"
     assert body["type"] == "invalid_request_error"
-    # first, it is the instructions
+    # first, it is the instructions (read raw: Magistral's content is a list of chunks, which
+    # the SDK's typed message, whose content is a string, warns about when dumped)
     first = [{"role": "system", "content": "Be brief."}, USER]
-    assert (await ask(client, "magistral-medium-latest", first, stream=False))["message"]
+    raw = await client.chat.completions.with_raw_response.create(
+        model="magistral-medium-latest", messages=first
+    )
+    assert raw.status_code == 200
+    assert json.loads(raw.content)["choices"][0]["message"]["content"]
 
 
 @pytest.mark.parametrize(
