@@ -85,10 +85,12 @@ typecheck: $(STAMP)
 
 check: test lint typecheck
 
-## Benchmarks (not part of the tests): overhead vs the raw SDKs, emulator throughput.
+## Benchmarks (not part of the tests): overhead vs the raw SDKs, emulator throughput, and
+## client CPU per request on long histories against the raw SDKs and json.dumps.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/emulator_throughput.py
+	$(BIN)/python benchmarks/long_history.py
 
 ## The soak (not in CI): 1,000 concurrent runs per wire API against a standalone emulator (1.5 min
 ## on two shared cores alone: SOAK_ARGS="--turns 0"), then one conversation grown to 250 turns per

@@ -49,3 +49,17 @@ def test_the_overhead_runner_measures_every_loop() -> None:
     assert len(rows) == 5 * 4, done.stdout
     assert done.stdout.count("the agent loop alone") == 5, done.stdout
     assert done.stdout.count("the least an agent loop") == 5, done.stdout
+
+
+@needs_genai
+def test_the_long_history_benchmark_measures_every_wire_api() -> None:
+    """A row per wire API with raw, thinkagent, the floor and the collector's work, on a short
+    history (the targets hold at 1,000 messages only)."""
+    done = _run("long_history.py", "--processes", "1", "--loops", "1", "--sizes", "12")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [
+        line
+        for line in done.stdout.splitlines()
+        if re.match(r"\S+ +12 +[\d.]+ms +[\d.]+ms +[\d.]+ms +[\d.]+x +[\d.]+x", line)
+    ]
+    assert len(rows) == 7, done.stdout

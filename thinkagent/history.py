@@ -10,8 +10,10 @@ scope that issued it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from typing import Literal
+from dataclasses import dataclass
+from typing import Literal, cast
 
+from ._memo import PerMessage
 from .errors import HistoryError
 from .messages import (
     Document,
@@ -67,9 +69,23 @@ def validate_history(messages: Sequence[Message], *, model_first: bool = False) 
     """
     pending: dict[str, tuple[int, int]] = {}
     answered: set[str] = set()
-    previous: Message | None = None
+    previous: tuple[str, str | None] | None = None  # the role and finish reason before
     turn = _UserTurn()
-    for i, message in enumerate(messages):
+    # A conversation's later checks start after the longest prefix checked before (the same
+    # messages, in the same order, from the start): its state was kept with its last message
+    # (by position: one message may be in a history more than once).
+    checked: _Checked | None = None
+    start = 0
+    for message in messages:
+        found = cast("_Checked | None", _PER_MESSAGE.peek(message, (_CHECKED, model_first, start)))
+        if found is None or found.parent is not checked:
+            break
+        checked, start = found, start + 1
+    if checked is not None:
+        pending, answered = dict(checked.pending), set(checked.answered)
+        previous, turn.content, turn.note = checked.previous, checked.content, checked.note
+    for i in range(start, len(messages)):
+        message = messages[i]
         if not isinstance(message, Message):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise HistoryError(f"expected a Message, got {type(message).__name__}", message_index=i)
         if i == 0 and message.role != "user" and not model_first:
@@ -77,11 +93,7 @@ def validate_history(messages: Sequence[Message], *, model_first: bool = False) 
                 "roles out of order: a conversation starts with a user message", message_index=0
             )
         if message.role == "assistant":
-            if (
-                previous is not None
-                and previous.role == "assistant"
-                and previous.finish_reason != "pause_turn"
-            ):
+            if previous is not None and previous[0] == "assistant" and previous[1] != "pause_turn":
                 raise HistoryError(
                     "roles out of order: two assistant messages in a row", message_index=i
                 )
@@ -108,7 +120,29 @@ def validate_history(messages: Sequence[Message], *, model_first: bool = False) 
                 message_index=mi,
                 part_index=pi,
             )
-        previous = message
+        previous = (message.role, message.finish_reason)
+        checked = _Checked(
+            checked, dict(pending), frozenset(answered), previous, turn.content, turn.note
+        )
+        _PER_MESSAGE.put(message, (_CHECKED, model_first, i), checked)
+
+
+_PER_MESSAGE = PerMessage()
+_CHECKED = "validate_history"
+
+
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """`validate_history`'s state after a message it found sendable, kept with the message: the
+    state before it, the calls still pending, the ones answered in the current turn, the
+    message's role and finish reason, and where its user turn is (`_UserTurn`)."""
+
+    parent: _Checked | None
+    pending: dict[str, tuple[int, int]]
+    answered: frozenset[str]
+    previous: tuple[str, str | None]
+    content: bool
+    note: tuple[int, int] | None
 
 
 class _UserTurn:

@@ -1,5 +1,7 @@
 """What every adapter shares: its base class (identity and options), settings plumbing, checks,
-and the errors for a failed request or a broken stream.
+the errors for a failed request or a broken stream, and what makes a request cost its JSON: each
+message's wire form kept while the message lives (`PerMessage`), and JSON text put together from
+pieces encoded once (`COMPACT`, `json_object`, `json_array`).
 
 Provider-neutral: no vendor SDK is imported here.
 """
@@ -7,10 +9,11 @@ Provider-neutral: no vendor SDK is imported here.
 from __future__ import annotations
 
 import json
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar, cast
 from urllib.parse import urlsplit
 
+from .._memo import PerMessage
 from ..builtin_tools import BuiltinTool
 from ..errors import ConfigurationError, ProviderError, StreamInterrupted
 from ..history import ForeignReasoning
@@ -26,18 +29,25 @@ from ..stream import MessageAssembler, model_block, model_data, model_text, tool
 from .base import ModelResponse, ModelSettings, PromptCacheTTL, ToolDefinition
 
 __all__ = [
+    "COMPACT",
     "RETRYABLE_STATUSES",
     "UNREADABLE",
     "AdapterBase",
     "ClientT",
+    "PerMessage",
+    "SharedDict",
     "arguments_json",
     "arguments_object",
     "check_foreign_reasoning",
     "check_prompt_cache",
     "connection_error",
     "copy_settings",
+    "detached",
+    "encoded_post",
     "endpoint_host",
     "interrupted",
+    "json_array",
+    "json_object",
     "merge_settings",
     "received",
     "refuse_builtin_tools",
@@ -46,10 +56,12 @@ __all__ = [
     "tool_arguments",
     "tool_choice_name",
     "unreadable",
+    "untransformed",
 ]
 
 ClientT = TypeVar("ClientT")
 ThinkingT = TypeVar("ThinkingT")
+T = TypeVar("T")
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 """HTTP statuses (besides 5xx) after which the same request may succeed."""
@@ -79,6 +91,8 @@ class AdapterBase(Generic[ClientT, ThinkingT]):
         self._thinking = thinking
         self._foreign_reasoning: ForeignReasoning = foreign_reasoning
         self._settings: ModelSettings = settings or {}
+        self._per_message = PerMessage()
+        """What each message of a history sends, derived once (ADR 180)."""
 
     @property
     def model_name(self) -> str:
@@ -286,6 +300,92 @@ def interrupted(
     return StreamInterrupted(
         reason, scope=scope, partial=assembler.partial(scope=scope, model=model)
     )
+
+
+COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+"""JSON as the `anthropic` and `openai` SDKs send it (`openapi_dumps`: UTF-8, no spaces, no
+NaN)."""
+
+
+def json_object(
+    members: Iterable[tuple[str, str]], separators: tuple[str, str] = (",", ":")
+) -> str:
+    """A JSON object from its members, each a key and its value's JSON text (encoded before),
+    in order, as `json.dumps` writes it with `separators`."""
+    item, key = separators
+    return "{" + item.join(json.dumps(k) + key + v for k, v in members) + "}"
+
+
+def json_array(items: Iterable[str], separator: str = ",") -> str:
+    """A JSON array from its items' JSON text, as `json.dumps` writes it with `separator`."""
+    return "[" + separator.join(items) + "]"
+
+
+class SharedDict(dict[str, Any]):
+    """JSON data that is shared and never changed (what `PerMessage` keeps), handed to an SDK
+    that deep-copies its arguments: its deep copy is itself, so the copy costs nothing (its
+    JSON is the same)."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SharedDict:
+        return self
+
+
+def detached(value: T) -> T:
+    """A copy of JSON data (dicts and lists copied all the way down): what a public method
+    hands out when the data is also kept (`PerMessage`), so a caller may change it."""
+    if isinstance(value, dict):
+        return cast("T", {k: detached(v) for k, v in cast("dict[Any, Any]", value).items()})
+    if isinstance(value, list):
+        return cast("T", [detached(v) for v in cast("list[Any]", value)])
+    return value
+
+
+def untransformed(params: dict[str, Any], field: str) -> dict[str, Any]:
+    """`params` for an SDK method that transforms its parameters (the `openai` SDK's `create`),
+    with `field` (the conversation, a long list of plain JSON data) handed over as it is: an
+    empty list in its place, which the transform walks at no cost, and the list itself in
+    `extra_body`, which the SDK merges into the body after the transform, under the same key,
+    so the body keeps its keys' order and its bytes (ADR 180). The caller's own `extra_body`
+    keeps the last word, as it would have."""
+    extra = params.get("extra_body")
+    value = params[field]
+    return {**params, field: [], "extra_body": {field: value, **extra} if extra else {field: value}}
+
+
+def encoded_post(
+    post: Callable[..., Awaitable[Any]],
+    field: str,
+    value: object,
+    text: str,
+    omitted: tuple[type, ...],
+) -> Callable[..., Awaitable[Any]]:
+    """A `post` for an SDK resource (in place of its client's, which its methods call with the
+    body they built) that sends that body as JSON text: the body with the call's extra body
+    merged in and its `omitted` values left out, as the SDK merges and encodes it (`COMPACT`),
+    but with `field`, when it holds `value`, written as `text` (the conversation's JSON, put
+    together from pieces encoded once) instead of encoded again (ADR 180). Should the SDK's
+    method not call it, the SDK sends the same body itself."""
+
+    async def send(
+        path: str,
+        *,
+        body: Mapping[str, Any] | None = None,
+        options: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        rest = dict(options or {})
+        extra = cast("Mapping[str, Any] | None", rest.pop("extra_json", None))
+        merged: dict[str, Any] = {**(body or {}), **(extra or {})}
+        members = [
+            (key, text if key == field and item is value else COMPACT.encode(item))
+            for key, item in merged.items()
+            if not isinstance(item, omitted)
+        ]
+        return await post(path, content=json_object(members).encode(), options=rest, **kwargs)
+
+    return send
 
 
 def received(response: ModelResponse) -> ModelResponse:

@@ -238,11 +238,13 @@ class MediaSupport:
             return f"the {part.kind} has {size} bytes, over this model's limit of {self.max_bytes}"
         return None
 
-    def check(self, messages: Sequence[Message], *, start: int = 0) -> None:
-        """Raise `ConfigurationError` naming the first image or document of `messages[start:]`
-        this endpoint cannot take (adapters call it before sending; the agent calls it with the
-        model's profile on every message that enters a run)."""
-        for i in range(start, len(messages)):
+    def check(
+        self, messages: Sequence[Message], *, start: int = 0, stop: int | None = None
+    ) -> None:
+        """Raise `ConfigurationError` naming the first image or document of
+        `messages[start:stop]` this endpoint cannot take (adapters call it before sending; the
+        agent calls it with the model's profile on every message that enters a run)."""
+        for i in range(start, len(messages) if stop is None else stop):
             for j, part in enumerate(messages[i].parts):
                 if isinstance(part, _MEDIA):
                     problem = self.problem(part)

@@ -109,6 +109,17 @@ class PrefixChain:
         proof = block.redacted if block.redacted is not None else block.signature or ""
         self._previous = hashlib.sha256(proof.encode()).digest()
 
+    def key(self) -> bytes:
+        """What the chain starts from (the system and the tools), as a digest."""
+        return self._start.digest()
+
+    def restore(self, other: PrefixChain) -> None:
+        """Continue from where `other` is (a copy of its state)."""
+        self._start = other._start
+        self._hash = other._hash.copy()
+        self._role = other._role
+        self._previous = other._previous
+
     def copy(self) -> PrefixChain:
         other = PrefixChain.__new__(PrefixChain)
         other._start = self._start

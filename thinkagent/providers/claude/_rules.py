@@ -552,6 +552,79 @@ class _Entry:
     parts: list[Part]
     origins: list[_Origin | None] | None  # None: not tracked (no prefix check)
     source: int  # the index in the history of its first message
+    last: Message | None = None  # the message its last parts come from
+
+
+_STEP = "claude-step"
+_LINK = "claude-prefix"
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """What one message sends, whatever comes before or after it (`ClaudeModel._step`): its
+    role and parts; for each part, `(part index, recorded digest)` when it is a thinking block
+    sent as itself (the prefix check's input), else None; a user message's notes with their
+    part indexes (none when they went as text); the models whose thinking it holds that this
+    one cannot read. The warnings name `index`, where it was."""
+
+    role: Role
+    parts: list[Part]
+    marks: list[tuple[int, str | None] | None]
+    notes: list[tuple[int, SystemNote]]
+    unreadable: list[str]
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    """The prefix chain after one turn (`ClaudeModel._check_prefix`): the link before it, the
+    turn's parts as they came (held, and compared by their ids), the parts that go, the
+    positions of the thinking blocks left out, the chain after the turn, and the binding and
+    the thinking blocks' recorded digests it was checked with."""
+
+    parent: _Link | None
+    given: tuple[Part, ...]
+    ids: tuple[int, ...]
+    kept: list[Part]
+    stripped: tuple[int, ...]
+    chain: PrefixChain
+    binding: PrefixMismatchBehavior | None
+    digests: tuple[str | None, ...] = ()
+
+
+_OPENING = TextPart(text=OPENING)
+
+_ROOTS = 16
+"""How many starts of the prefix chain (system, tools, binding) an adapter keeps."""
+
+
+def _link(
+    parent: _Link,
+    entry: _Entry,
+    binding: PrefixMismatchBehavior | None,
+    ids: tuple[int, ...],
+    digests: tuple[str | None, ...],
+) -> _Link:
+    """The link after `entry`: its parts fed into a copy of the chain so far, each thinking
+    block checked against the digest it was recorded with (`ClaudeModel._check_prefix`)."""
+    chain = parent.chain.copy()
+    kept: list[Part] = []
+    stripped: list[int] = []
+    for position, (part, origin) in enumerate(zip(entry.parts, entry.origins or (), strict=True)):
+        if isinstance(part, ThinkingBlock) and origin is not None:
+            expected = chain.block()
+            if binding != "drop_block" and origin.digest not in (None, expected):
+                if binding == "error":
+                    raise HistoryError(
+                        _MISMATCH, message_index=origin.message, part_index=origin.part
+                    )
+                stripped.append(position)
+                continue
+            chain.keep(part)
+        elif not isinstance(part, ThinkingBlock):
+            chain.add(entry.role, part)
+        kept.append(part)
+    return _Link(parent, tuple(entry.parts), ids, kept, tuple(stripped), chain, binding, digests)
 
 
 @dataclass(frozen=True, slots=True)
@@ -598,7 +671,8 @@ class Prepared:
     `system` and `tools` are what goes as the top-level system and tools (the conversation's
     base, kept while system notes account for the request's own; `deferred` names the tools
     that go hidden until a note adds them), and `record` the base the response records (the
-    request's own system and tools, when it sent them)."""
+    request's own system and tools, when it sent them). `sources` names, for each turn, the
+    message its last parts come from: a turn's wire form is kept with it (ADR 180)."""
 
     settings: ModelSettings
     max_tokens: int
@@ -614,6 +688,7 @@ class Prepared:
     tools: tuple[ToolDefinition, ...] = ()
     deferred: frozenset[str] = frozenset()
     record: ProviderDetails | None = None
+    sources: list[Message | None] = field(default_factory=list[Message | None])
 
 
 class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
@@ -659,6 +734,8 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         """Whether requests get cache breakpoints (unless `prompt_cache=False`)."""
         self._binds = info is not None and info.binds_prefix
         """Whether the model binds thinking to its prefix (preserved thinking)."""
+        self._roots: dict[tuple[bytes, PrefixMismatchBehavior | None], _Link] = {}
+        """Where the prefix chain starts, by system, tools and binding (`_prefix_root`)."""
         self._takes_notes = (
             info is not None and info.takes_system_messages and scope not in NO_NOTES_PLATFORMS
         )
@@ -730,7 +807,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             if self._binds
             else None
         )
-        turns = self._replay(
+        turns, sources = self._replay(
             request.messages,
             chain=chain,
             binding=binding,
@@ -764,6 +841,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             tools=sent,
             deferred=deferred,
             record=record,
+            sources=sources,
         )
 
     def _base(
@@ -827,8 +905,9 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         native_thinking: bool,
         budgeted: bool,
         warnings: list[WarningEvent],
-    ) -> list[Turn]:
-        """The turns to send for `messages`, message by message, under the replay policy.
+    ) -> tuple[list[Turn], list[Message | None]]:
+        """The turns to send for `messages`, message by message, under the replay policy, and
+        for each turn the message its last parts come from (`Prepared.sources`).
 
         Other scopes' proofs are removed first (`for_scope`; Claude's other platforms are
         compatible, their opaque blocks excepted). Then, in each assistant message, signed and
@@ -853,57 +932,26 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         """
         entries: list[_Entry] = []
         unreadable: list[str] = []
-        claude_api = self.scope == "anthropic"
         track = chain is not None  # each thinking block's origin, for the prefix check
-        scoped = for_scope(
-            messages,
-            self.scope,
-            foreign_reasoning=self.foreign_reasoning,
-            compatible=self._compatible,
-        )
-        prompt = current_prompt(scoped)
-        for index, message in enumerate(scoped):
+        get = self._per_message.get
+        prompt = current_prompt(messages)  # notes shown as text depend on it (`shown_notes`)
+        for index, message in enumerate(messages):
+            kind = (_STEP, native_thinking, index < prompt)
+            step = get(message, kind, self._step, message, index, native_thinking, prompt)
+            if step.unreadable and step.index != index:  # its warnings name its index
+                step = self._step(message, index, native_thinking, prompt)
+            if step.unreadable:
+                unreadable += step.unreadable
             origins: list[_Origin | None] | None = None
-            if message.role == "user":
-                given = message.parts
-                parts: list[Part] = [p for p in given if isinstance(p, ToolResult)]
-                if len(parts) < len(given):
-                    parts += [p for p in given if not isinstance(p, ToolResult) and _sendable(p)]
-                notes = [(j, p) for j, p in enumerate(given) if isinstance(p, SystemNote)]
-                if notes and not self._takes_notes:  # the shared rules of notes as text
-                    parts += [note_text(n) for n in shown_notes(message, index, prompt)]
-                    notes = []
-                if track:
-                    origins = _no_origins(len(parts))
-                _append(entries, "user", parts, origins, index)
-                if notes:
-                    self._notes_turn(entries, notes, index, track)
-                continue
-            if message.scope == self.scope:
-                _check_own_blocks(message, index)
-            parts = []
-            signers = _signers(message)
-            digests = _recorded(message) if track and message.provider_details else []
-            origins = [] if track else None
-            ordinal = 0
-            for j, part in enumerate(message.parts):
-                if isinstance(part, ThinkingBlock):
-                    native = native_thinking and self._readable(
-                        message, signers[j], claude_api, unreadable, index
-                    )
-                    sent = self._thinking_part(part, native)
-                    if sent is not None:
-                        parts.append(sent)
-                    if origins is not None:
-                        digest = digests[ordinal] if ordinal < len(digests) else None
-                        if sent is not None:
-                            origins.append(_Origin(index, j, digest) if sent is part else None)
-                    ordinal += 1
-                elif _sendable(part):
-                    parts.append(part)
-                    if origins is not None:
-                        origins.append(None)
-            _append(entries, "assistant", parts, origins, index)
+            if track:
+                origins = [None if m is None else _Origin(index, *m) for m in step.marks]
+            if step.parts and (not entries or entries[-1].role != step.role):  # the usual case
+                entries.append(_Entry(step.role, step.parts, origins, index, message))
+            else:
+                _append(entries, step.role, step.parts, origins, index, message)
+            if step.notes:
+                self._notes_turn(entries, step.notes, index, track)
+                entries[-1].last = message
         if unreadable:
             warnings.append(
                 WarningEvent(
@@ -917,16 +965,69 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
                 )
             )
         if not entries or entries[0].role != "user":
-            entries.insert(
-                0, _Entry("user", [TextPart(text=OPENING)], [None] if track else None, 0)
-            )
+            first = messages[0] if messages else None
+            entries.insert(0, _Entry("user", [_OPENING], [None] if track else None, 0, first))
         _without_trailing_thinking(entries)
         if chain is not None:
             entries = self._check_prefix(entries, chain, binding, warnings)
         turns: list[Turn] = [(e.role, e.parts) for e in entries]
         if budgeted:
             check_thinking_first(turns, [e.source for e in entries])
-        return turns
+        return turns, [e.last for e in entries]
+
+    def _step(self, message: Message, index: int, native_thinking: bool, prompt: int) -> _Step:
+        """What `message` (at `index`) sends, whatever else the history holds but where the
+        current turn starts (`prompt`: it decides which notes are shown as text) (`_replay`).
+
+        Other scopes' proofs are removed (`for_scope`). A user message sends its tool results
+        first, then its sendable text and media, and its notes (or those shown as text, on a
+        model without mid-conversation system messages: `shown_notes`). An assistant message
+        of this scope is
+        checked (`_check_own_blocks`); each of its thinking blocks goes as itself when it
+        carries a proof and its signer is readable here (`native_thinking`: a request with
+        thinking explicitly off may carry none), as text under `foreign_reasoning="text"`, or
+        not at all."""
+        (message,) = for_scope(
+            (message,),
+            self.scope,
+            foreign_reasoning=self.foreign_reasoning,
+            compatible=self._compatible,
+        )
+        marks: list[tuple[int, str | None] | None]
+        if message.role == "user":
+            given = message.parts
+            parts: list[Part] = [p for p in given if isinstance(p, ToolResult)]
+            if len(parts) < len(given):
+                parts += [p for p in given if not isinstance(p, ToolResult) and _sendable(p)]
+            notes = [(j, p) for j, p in enumerate(given) if isinstance(p, SystemNote)]
+            if notes and not self._takes_notes:  # the shared rules of notes as text
+                parts += [note_text(n) for n in shown_notes(message, index, prompt)]
+                notes = []
+            marks = [None] * len(parts)
+            return _Step("user", parts, marks, notes, [], index)
+        if message.scope == self.scope:
+            _check_own_blocks(message, index)
+        parts, marks = [], []
+        unreadable: list[str] = []
+        claude_api = self.scope == "anthropic"
+        signers = _signers(message)
+        digests = _recorded(message) if message.provider_details else []
+        ordinal = 0
+        for j, part in enumerate(message.parts):
+            if isinstance(part, ThinkingBlock):
+                native = native_thinking and self._readable(
+                    message, signers[j], claude_api, unreadable, index
+                )
+                sent = self._thinking_part(part, native)
+                if sent is not None:
+                    parts.append(sent)
+                    digest = digests[ordinal] if ordinal < len(digests) else None
+                    marks.append((j, digest) if sent is part else None)
+                ordinal += 1
+            elif _sendable(part):
+                parts.append(part)
+                marks.append(None)
+        return _Step("assistant", parts, marks, [], unreadable, index)
 
     def _notes_turn(
         self,
@@ -1026,28 +1127,39 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         block produced under the old prefix follows it), or refused with `HistoryError` under
         `"error"`; under `"drop_block"` it is sent, and the service drops it and says so.
         Blocks recorded without a digest (older histories, models without the check) go as
-        they are."""
+        they are.
+
+        The chain after each turn is kept with the turn's last message (`_Link`), for the same
+        turn after the same links: a conversation's later requests hash their new turns only.
+        """
+        link = self._prefix_root(chain, binding)
         stripped: list[_Origin] = []
         kept: list[_Entry] = []
+        peek, put = self._per_message.peek, self._per_message.put
         for entry in entries:
-            parts: list[Part] = []
-            assert entry.origins is not None  # tracked whenever there is a chain
-            for part, origin in zip(entry.parts, entry.origins, strict=True):
-                if isinstance(part, ThinkingBlock) and origin is not None:
-                    expected = chain.block()
-                    if binding != "drop_block" and origin.digest not in (None, expected):
-                        if binding == "error":
-                            raise HistoryError(
-                                _MISMATCH, message_index=origin.message, part_index=origin.part
-                            )
-                        stripped.append(origin)
-                        continue
-                    chain.keep(part)
-                elif not isinstance(part, ThinkingBlock):
-                    chain.add(entry.role, part)
-                parts.append(part)
-            if parts:
-                _append(kept, entry.role, parts, _no_origins(len(parts)), entry.source)
+            origins = entry.origins
+            assert origins is not None  # tracked whenever there is a chain
+            ids = tuple(map(id, entry.parts))
+            digests = tuple(o.digest if o is not None else None for o in origins)
+            key = (_LINK, entry.role, entry.source)  # by position: a message may repeat
+            found = cast("_Link | None", peek(entry.last, key)) if entry.last else None
+            if (
+                found is not None
+                and found.parent is link
+                and found.binding == binding
+                and found.ids == ids
+                and found.digests == digests
+            ):
+                link = found
+            else:
+                link = _link(link, entry, binding, ids, digests)
+                if entry.last is not None:
+                    put(entry.last, key, link)
+            stripped += [cast("_Origin", origins[k]) for k in link.stripped]
+            if link.kept:
+                origins = _no_origins(len(link.kept))
+                _append(kept, entry.role, link.kept, origins, entry.source, entry.last)
+        chain.restore(link.chain)
         if stripped:
             first = stripped[0]
             warnings.append(
@@ -1064,6 +1176,17 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
                 )
             )
         return kept
+
+    def _prefix_root(self, chain: PrefixChain, binding: PrefixMismatchBehavior | None) -> _Link:
+        """The link every request with this system, these tools and this binding starts from
+        (the same object each time, so the links after it are found again)."""
+        key = (chain.key(), binding)
+        root = self._roots.get(key)
+        if root is None:
+            if len(self._roots) >= _ROOTS:
+                del self._roots[next(iter(self._roots))]
+            root = self._roots[key] = _Link(None, (), (), [], (), chain.copy(), binding)
+        return root
 
     def _details(
         self,
@@ -1188,6 +1311,11 @@ def _without_trailing_thinking(entries: list[_Entry]) -> None:
     last = entries[-1] if entries else None
     if last is None or last.role != "assistant":
         return
+    if not (last.parts and isinstance(last.parts[-1], ThinkingBlock)):
+        return
+    last.parts = list(last.parts)  # what `_step` derived is kept: changed on a copy
+    if last.origins is not None:
+        last.origins = list(last.origins)
     while last.parts and isinstance(last.parts[-1], ThinkingBlock):
         last.parts.pop()
         if last.origins is not None:
@@ -1210,13 +1338,16 @@ def _append(
     parts: list[Part],
     origins: list[_Origin | None] | None,
     source: int,
+    last: Message | None = None,
 ) -> None:
     """Add a message's parts as a turn, merged into the previous turn when it has the same role
-    (a user turn sends all its tool results first). `origins` go with the parts when tracked."""
+    (a user turn sends all its tool results first). `origins` go with the parts when tracked;
+    `last` is the message they come from. `parts` are kept as they are (never changed)."""
     if not parts:
         return
     if entries and entries[-1].role == role:
         previous = entries[-1]
+        previous.last = last or previous.last
         if previous.origins is None or origins is None:
             previous.parts = previous.parts + parts
             if role == "user":
@@ -1228,7 +1359,7 @@ def _append(
         previous.parts = [p for p, _ in merged]
         previous.origins = [o for _, o in merged]
         return
-    entries.append(_Entry(role, parts, origins, source))
+    entries.append(_Entry(role, parts, origins, source, last))
 
 
 def _no_origins(count: int) -> list[_Origin | None]:
@@ -1254,9 +1385,11 @@ def check_thinking_first(turns: Sequence[Turn], sources: Sequence[int]) -> None:
     of turn `k`'s first message).
     """
     last_user = -1
-    for k, (role, parts) in enumerate(turns):
+    for k in range(len(turns) - 1, -1, -1):  # from the end: the current turn is short
+        role, parts = turns[k]
         if role == "user" and not any(isinstance(p, ToolResult) for p in parts):
             last_user = k
+            break
     current = [k for k in range(last_user + 1, len(turns)) if turns[k][0] == "assistant"]
     if not any(isinstance(p, ToolCall) for k in current for p in turns[k][1]):
         return

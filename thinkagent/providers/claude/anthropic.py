@@ -30,6 +30,7 @@ from typing import Any, Literal, cast
 import anthropic
 import httpx2
 from anthropic import types as wire
+from anthropic.resources.messages import AsyncMessages
 from pydantic import JsonValue
 
 from ...builtin_tools import BuiltinTool
@@ -54,12 +55,15 @@ from ...messages import (
 )
 from ...stream import ModelDelta, PartEnd, StreamBuilder, WarningEvent
 from .._common import (
+    COMPACT,
     UNREADABLE,
     arguments_object,
     connection_error,
     copy_settings,
+    encoded_post,
     endpoint_host,
     interrupted,
+    json_array,
     received,
     request_options,
     retryable_status,
@@ -117,6 +121,7 @@ documents, as bytes or by URL, also in tool results, within its 32 MB request li
 (platform.claude.com/docs/en/build-with-claude/vision, …/pdf-support)."""
 
 _MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
 
 _PLATFORMS: Mapping[str, str] = {
     "AsyncAnthropicBedrock": "bedrock",
@@ -304,15 +309,19 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         with a thinking budget, a budget not below `max_tokens`, an image over 5 MB), and
         `HistoryError` for a history it would refuse, before anything is sent.
         """
-        return self._build(request)[0]
+        params, prepared = self._build(request)
+        params["messages"] = _messages(prepared)
+        return params
 
     def _build(self, request: ModelRequest) -> tuple[dict[str, Any], Prepared]:
+        """The keyword arguments for `client.messages.create` but `messages` (a placeholder:
+        `_messages` for the typed call, `_messages_json` for `_send`), and what was prepared."""
         prepared = self._prepare(request, request.tools)
         settings = prepared.settings
         params: dict[str, Any] = {
             "model": self.model_name,
             "max_tokens": prepared.max_tokens,
-            "messages": _messages(prepared),
+            "messages": None,
         }
         cache = prepared.cache
         marker = _marker(cache) if cache is not None else None
@@ -408,13 +417,84 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
     async def request(self, request: ModelRequest) -> ModelResponse:
         params, prepared = self._build(request)
         try:
-            message = cast("wire.Message", await self.client.messages.create(**params))
+            message = cast("wire.Message", await self._send(params, prepared, stream=False))
         except _SDK_ERRORS as exc:
             raise_mapped(self.map_error(exc), exc)
         try:
             return received(self._response(message, prepared))
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
+
+    async def _send(self, params: dict[str, Any], prepared: Prepared, *, stream: bool) -> object:
+        """Send a request by `messages.create`, its messages sent as JSON text put together from
+        each part's JSON encoded once (`_messages_json`, `encoded_post`) where the client sends
+        a body as it is given (`_posts_json`); by the plain typed call elsewhere (ADR 180)."""
+        client = cast("object", self.client)  # the SDK's client, or one that looks like it
+        messages, text = self._messages_json(prepared)
+        params["messages"] = messages
+        if isinstance(client, anthropic.AsyncAnthropic) and _posts_json(client):
+            sdk: Any = AsyncMessages(client)
+            sdk._post = encoded_post(sdk._post, "messages", messages, text, _OMITTED)
+            create = cast("AsyncMessages", sdk).create
+        else:
+            create = self.client.messages.create
+        if stream:
+            return await create(**params, stream=True)
+        return cast("wire.Message", await create(**params))
+
+    def _messages_json(self, prepared: Prepared) -> tuple[list[dict[str, Any]], str]:
+        """`messages` (`_messages`, its blocks shared: a block with a cache breakpoint copied
+        with it, each time), and its JSON text, from each part's JSON encoded once. A turn's
+        message and JSON are kept with the message it ends (`Prepared.sources`) while its parts
+        are the same."""
+        peek, put = self._per_message.peek, self._per_message.put
+        cache = prepared.cache
+        marked = {turn for turn, _ in cache.marks} if cache is not None else ()
+        sources = prepared.sources
+        messages: list[dict[str, Any]] = []
+        texts: list[str] = []
+        for k, (role, parts) in enumerate(prepared.turns):
+            source = sources[k] if k < len(sources) and k not in marked else None
+            if source is not None:
+                kept = peek(source, (_TURN_JSON, role))
+                if kept is not None and kept[0] is parts:
+                    messages.append(kept[1])
+                    texts.append(kept[2])
+                    continue
+            message, text = self._turn_json(prepared, k, role, parts)
+            if source is not None:
+                put(source, (_TURN_JSON, role), (parts, message, text))
+            messages.append(message)
+            texts.append(text)
+        return messages, json_array(texts)
+
+    def _turn_json(
+        self, prepared: Prepared, k: int, role: str, parts: list[Part]
+    ) -> tuple[dict[str, Any], str]:
+        """Turn `k` as a message of `messages` and its JSON, from each part's JSON encoded once
+        (the part with the turn's cache breakpoint, if any, encoded with it)."""
+        if role == "system":
+            message = _system_message(parts)
+            return message, COMPACT.encode(message)
+        get = self._per_message.get
+        cache = prepared.cache
+        marks = {j for turn, j in cache.marks if turn == k} if cache is not None else ()
+        blocks: list[dict[str, Any]] = []
+        encoded: list[str] = []
+        for j, part in enumerate(parts):
+            if j in marks:
+                assert cache is not None
+                block = {**_block(part), "cache_control": _marker(cache)}
+                blocks.append(block)
+                encoded.append(COMPACT.encode(block))
+            else:
+                block, json_text = get(part, _BLOCK_JSON, _block_json, part)
+                blocks.append(block)
+                encoded.append(json_text)
+        return {
+            "role": role,
+            "content": blocks,
+        }, f'{{"role":"{role}","content":[{",".join(encoded)}]}}'
 
     def parse_response(self, message: wire.Message) -> ModelResponse:
         """The shared form of an SDK `Message`: blocks in order, usage, finish reason, and a
@@ -490,7 +570,10 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
         for warning in prepared.warnings:
             yield warning
         try:
-            events = await self.client.messages.create(**params, stream=True)
+            events = cast(
+                "anthropic.AsyncStream[wire.RawMessageStreamEvent]",
+                await self._send(params, prepared, stream=True),
+            )
         except _SDK_ERRORS as exc:
             raise_mapped(self.map_error(exc), exc)
         parts = _Stream(self.scope)
@@ -640,6 +723,39 @@ def _messages(prepared: Prepared) -> list[dict[str, Any]]:
         for turn, part in cache.marks:
             cast("list[dict[str, Any]]", messages[turn]["content"])[part]["cache_control"] = marker
     return messages
+
+
+_BLOCK_JSON = "anthropic-block-json"
+_TURN_JSON = "anthropic-turn-json"
+
+_OMITTED = (anthropic.Omit, anthropic.NotGiven)
+
+
+def _block_json(part: Part) -> tuple[dict[str, Any], str]:
+    """A part's block and its JSON."""
+    block = _block(part)
+    return block, COMPACT.encode(block)
+
+
+def _posts_json(client: anthropic.AsyncAnthropic) -> bool:
+    """Whether `client` sends a body it is given as JSON text as it is: a client of the Claude
+    API or of any endpoint speaking its format (a platform's client rewrites the parsed body
+    for its own routing), without middleware, and whose own OpenTelemetry span would not be
+    recorded or propagated (a span reads the parsed body)."""
+    if anthropic_scope(client) in _PLATFORM_SCOPES or getattr(client, "_middleware", ()):
+        return False
+    if getattr(client, "_tracer", None) is None:
+        return True
+    from opentelemetry import trace  # the SDK's own dependency, for its tracing
+
+    if trace.get_current_span().get_span_context().is_valid:
+        return False  # the SDK's span would carry this trace on: let it
+    options: Mapping[str, Any] = getattr(client, "_open_telemetry", {})
+    provider = options.get("tracer_provider") or trace.get_tracer_provider()
+    return isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+
+
+_PLATFORM_SCOPES = frozenset(_PLATFORMS.values())
 
 
 def _marker(cache: PromptCache) -> dict[str, Any]:

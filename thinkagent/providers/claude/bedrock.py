@@ -276,9 +276,14 @@ class BedrockModel(ClaudeModel[Any]):
         Raises `ConfigurationError` for settings the model or Converse would refuse, and
         `HistoryError` for a history it would refuse, before anything is sent.
         """
-        return self._build(request)[0]
+        params, prepared = self._build(request)
+        params["messages"] = _messages(prepared, request)
+        return params
 
     def _build(self, request: ModelRequest) -> tuple[dict[str, Any], Prepared]:
+        """The keyword arguments for the Converse call but `messages` (a placeholder:
+        `_messages` for the typed call, `_messages_json` for `_call`), and what was
+        prepared."""
         refuse_builtin_tools(request.builtin_tools, "Bedrock Converse")
         choice = merge_settings(self.settings, request.settings).get("tool_choice")
         declared = _declared_tools(request, choice)
@@ -293,10 +298,7 @@ class BedrockModel(ClaudeModel[Any]):
                 "Bedrock Converse cannot disable parallel tool calls: leave parallel_tool_calls "
                 "unset on BedrockModel"
             )
-        params: dict[str, Any] = {
-            "modelId": self.model_name,
-            "messages": _messages(prepared, request),
-        }
+        params: dict[str, Any] = {"modelId": self.model_name, "messages": None}
         point = _cache_point(prepared.cache) if prepared.cache is not None else None
         if prepared.system:
             params["system"] = [{"text": prepared.system}]
@@ -507,7 +509,58 @@ class BedrockModel(ClaudeModel[Any]):
         and what was prepared for it."""
         params, prepared = self._build(request)
         headers = _extra_headers(self.client, self._extra_headers, prepared.settings)
-        return functools.partial(_call, method, params, headers), prepared
+        if list(params)[:2] != ["modelId", "messages"]:  # a setting's extra body moved them
+            params["messages"] = _messages(prepared, request)
+            return functools.partial(_call, method, params, headers), prepared
+        # The conversation goes as JSON text encoded once per part, put into the body botocore
+        # serialised around an empty list (`_put_messages`): same bytes, without botocore's
+        # validation and serialisation of every message on every request (ADR 180).
+        try:
+            body = self._messages_json(prepared)
+        except binascii.Error:
+            raise _bad_payload(request.messages) from None
+        _register_body_hook(self.client)
+        params["messages"] = []
+        return functools.partial(_call, method, params, headers, body), prepared
+
+    def _messages_json(self, prepared: Prepared) -> str:
+        """The JSON text botocore writes for `messages` (`_messages`), from each part's JSON
+        encoded once (the cache points' blocks each time). A turn's JSON is kept with the
+        message it ends (`Prepared.sources`) while its parts are the same."""
+        peek, put = self._per_message.peek, self._per_message.put
+        cache = prepared.cache
+        marked = {turn for turn, _ in cache.marks} if cache is not None else ()
+        sources = prepared.sources
+        turns: list[str] = []
+        for k, (role, parts) in enumerate(prepared.turns):
+            source = sources[k] if k < len(sources) and k not in marked else None
+            if source is not None:
+                kept = peek(source, (_TURN_JSON, role))
+                if kept is not None and kept[0] is parts:
+                    turns.append(kept[1])
+                    continue
+            text = self._turn_json(prepared, k, role, parts)
+            if source is not None:
+                put(source, (_TURN_JSON, role), (parts, text))
+            turns.append(text)
+        return "[" + ", ".join(turns) + "]"
+
+    def _turn_json(self, prepared: Prepared, k: int, role: str, parts: list[Part]) -> str:
+        """Turn `k`'s JSON as botocore writes it, from each part's JSON encoded once (with a
+        cache point after the part that ends a cached prefix)."""
+        blocks: list[str] = []
+        if role == "system":
+            blocks = [json.dumps(block) for block in _system_content(parts)]
+        else:
+            get = self._per_message.get
+            cache = prepared.cache
+            marks = {j for turn, j in cache.marks if turn == k} if cache is not None else ()
+            for j, part in enumerate(parts):
+                blocks.append(get(part, _BLOCK_JSON, _block_json, part))
+                if j in marks:
+                    assert cache is not None
+                    blocks.append(json.dumps(_cache_point(cache)))
+        return f'{{"role": "{role}", "content": [{", ".join(blocks)}]}}'
 
     def map_error(self, exc: BaseException) -> BaseException:
         """The thinkagent error for a boto3/botocore exception: `ProviderError` for the
@@ -577,10 +630,57 @@ def _client_from_environment(region_name: str | None) -> Any:
         ) from exc
 
 
-def _call(method: Callable[..., Any], params: dict[str, Any], headers: Any) -> Any:
+def _call(
+    method: Callable[..., Any], params: dict[str, Any], headers: Any, messages: str | None = None
+) -> Any:
     if headers:
         _EXTRA_HEADERS.set(headers)  # this thread's context only
+    if messages is not None:
+        _MESSAGES.set(messages)
     return method(**params)
+
+
+_BLOCK_JSON = "bedrock-block-json"
+_TURN_JSON = "bedrock-turn-json"
+
+_MESSAGES: ContextVar[str | None] = ContextVar("thinkagent_bedrock_messages", default=None)
+"""The JSON text of the `messages` of the call the current worker thread makes."""
+
+_BODY_HOOK_ID = "thinkagent-messages-body"
+
+_EMPTY_MESSAGES = b'{"messages": []'
+"""How a Converse body serialised with no messages starts (`messages` is its first member)."""
+
+
+def _block_json(part: Part) -> str:
+    """A block as botocore writes it: JSON with its bytes as standard base64."""
+    return json.dumps(_block(part), default=_b64)
+
+
+def _register_body_hook(client: Any) -> None:
+    """Register `_put_messages` on `client` (once: the hook has a unique id)."""
+    events: Any = client.meta.events
+    for operation in ("Converse", "ConverseStream"):
+        events.register_first(
+            f"before-call.bedrock-runtime.{operation}",
+            _put_messages,
+            unique_id=f"{_BODY_HOOK_ID}-{operation}",
+        )
+
+
+def _put_messages(params: dict[str, Any], **_: Any) -> None:
+    """botocore's `before-call` hook: put the call's messages (`_MESSAGES`, JSON text) into the
+    body it serialised with none, before it is signed and sent."""
+    messages = _MESSAGES.get()
+    if messages is None:
+        return
+    body = params.get("body")
+    if not isinstance(body, bytes) or not body.startswith(_EMPTY_MESSAGES):
+        raise RuntimeError(  # pragma: no cover - a botocore that serialises otherwise
+            "botocore serialised the Converse body in an unexpected shape: thinkagent cannot "
+            "put the messages in"
+        )
+    params["body"] = b'{"messages": ' + messages.encode() + body[len(_EMPTY_MESSAGES) :]
 
 
 def _extra_headers(

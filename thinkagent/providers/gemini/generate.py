@@ -25,7 +25,8 @@ from __future__ import annotations
 import enum
 import importlib
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -57,6 +58,7 @@ from ...stream import StreamBuilder, WarningEvent
 from .._common import (
     UNREADABLE,
     AdapterBase,
+    SharedDict,
     arguments_object,
     connection_error,
     copy_settings,
@@ -269,7 +271,9 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         `contents` and `config`. Raises `ConfigurationError` for a tool choice naming no tool
         on offer or a medium the model cannot take, `HistoryError` for a signature that is
         not base64."""
-        return self._prepare(request)[0]
+        params = self._prepare(request)[0]
+        params["contents"] = self.build_messages(request.messages)
+        return params
 
     def _prepare(
         self, request: ModelRequest, *, stream: bool = False
@@ -324,13 +328,34 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         if http_options is not None:
             update["http_options"] = http_options
         config = self._base_config.model_copy(update=update) if update else self._base_config
-        params = {
-            "model": self.model_name,
-            "contents": self.build_messages(request.messages),
-            "config": config,
-        }
+        params = {"model": self.model_name, "contents": None, "config": config}
         note = notes_as_text_warning(request.messages, why=_NO_SYSTEM_ROLE, scope=self.scope)
         return params, warnings if note is None else (*warnings, note)
+
+    def _send(
+        self, request: ModelRequest, *, stream: bool = False
+    ) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
+        """`generate_content`'s arguments for `request`, its history handed over as the JSON
+        data the SDK would make of it, each content converted once (`_wire`) by the SDK's own
+        converters: a placeholder in `contents`, which the SDK converts at no cost, and the
+        contents in the per-request `http_options.extra_body`, which the SDK merges into the
+        body in their place (ADR 180). The typed `contents` when the SDK's converters cannot be
+        found."""
+        params, warnings = self._prepare(request, stream=stream)
+        if _CONVERT is None:
+            params["contents"] = self._contents(request.messages, wire=False)
+            return params, warnings
+        config = cast("types.GenerateContentConfig", params["config"])
+        given = config.http_options
+        extra = given.extra_body if given is not None else None
+        if extra is None:  # the request's extra body replaces the client's
+            extra = _client_extra_body(self.client)
+        options = given.model_copy() if given is not None else types.HttpOptions()
+        contents = self._contents(request.messages, wire=True)
+        options.extra_body = {"contents": contents, **(extra or {})}
+        params["contents"] = [_OPENING]
+        params["config"] = config.model_copy(update={"http_options": options})
+        return params, warnings
 
     def build_messages(self, messages: Sequence[Message]) -> list[types.Content]:
         """The `contents` for a history: this scope's parts replayed in order, each signature
@@ -340,50 +365,121 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         images and documents as inline or file data (`ConfigurationError` naming the part
         the model cannot take); system notes as the user's text (`_system_notes`: `contents`
         has no system role); an empty user turn first when the history has none there."""
-        scope, model = self.scope, self.model_name
+        return cast("list[types.Content]", self._contents(messages, wire=False))
+
+    def _contents(self, messages: Sequence[Message], *, wire: bool) -> list[Any]:
+        """`build_messages`' contents (each a copy), or, with `wire`, the JSON data the SDK
+        makes of them. What each message sends is derived once (`_facts`, `_sent`) and
+        shared."""
+        get = self._per_message.get
+        facts = [get(m, _FACTS, self._facts, messages, i) for i, m in enumerate(messages)]
+        generated: set[str] = set()
+        current = -1
+        for index, fact in enumerate(facts):
+            if fact.generated:
+                generated.update(fact.generated)
+            if fact.prompt:
+                current = index
+        prompt = current_prompt(messages)  # which notes are shown as text (`notes_as_text`)
+        skip_validator = self._missing_signature == "skip_validator"
+        contents: list[Any] = []
+        last = None  # the role of the last content
+        for index, fact in enumerate(facts):
+            if fact.results is not None:  # a user message
+                unsigned = tuple(c for c in fact.results if c in generated) if generated else ()
+                variant: object = (unsigned, index < prompt)
+            else:
+                variant = skip_validator and fact.foreign and index > current
+            kind = (_WIRE if wire else _CONTENT, variant)
+            sent = get(
+                messages[index],
+                kind,
+                self._sent,
+                messages,
+                index,
+                fact,
+                generated,
+                variant,
+                prompt,
+                wire,
+            )
+            if sent is None:
+                continue
+            item, role, joins = sent
+            if joins and role == last:
+                contents[-1] = _joined(contents[-1], item, wire=wire)
+            else:
+                contents.append(item)
+                last = role
+        if not contents or _role(contents[0]) != "user":
+            contents.insert(0, self._wire(_OPENING) if wire else _OPENING)
+        if wire:
+            return contents
+        return [c.model_copy(deep=True) for c in contents]
+
+    def _sent(
+        self,
+        messages: Sequence[Message],
+        index: int,
+        fact: _Facts,
+        generated: set[str],
+        variant: object,
+        prompt: int,
+        wire: bool,
+    ) -> tuple[Any, str | None, bool] | None:
+        """What `messages[index]` sends (None: nothing): its content (with `wire`, as the SDK's
+        JSON data), its role, and whether it may join the content before it (`_mergeable`).
+        `variant` is what else it depends on: a user message's results that answer calls the
+        service gave no id (`generated`) and whether its turn is over (`prompt`: which of its
+        notes are shown as text), whether a model message's first call gets the dummy
+        signature."""
+        scoped = fact.scoped or messages[index]
+        if scoped.role == "user":
+            content = self._user_content(notes_as_text(scoped, index, prompt), index, generated)
+        else:
+            content = _model_content(
+                scoped,
+                index,
+                replay_thoughts=self._replay_thoughts,
+                sign_first_call=variant is True,
+            )
+        if content is None:
+            return None
+        return (self._wire(content) if wire else content), content.role, _mergeable(content)
+
+    def _facts(self, messages: Sequence[Message], index: int) -> _Facts:
+        """What `build_messages` reads of `messages[index]` beside its content: the message as
+        the replay policy leaves it, the ids of its function calls that had none from the
+        service, the call ids its results answer, whether it came from elsewhere, whether it
+        holds a prompt (a user turn's text)."""
+        model = self.model_name
 
         def readable(message: Message) -> bool:
             return signatures_carry_over(message.model, model)
 
-        scoped = for_scope(
-            messages, scope, foreign_reasoning=self.foreign_reasoning, readable=readable
+        given = messages[index]
+        (message,) = for_scope(
+            (given,), self.scope, foreign_reasoning=self.foreign_reasoning, readable=readable
         )
-        generated = {
-            part.id
-            for message in scoped
-            if message.role == "assistant"
-            for part in message.parts
-            if isinstance(part, ToolCall) and _is_generated(part)
-        }
-        current = _current_turn_start(scoped)
-        prompt = current_prompt(scoped)
-        skip_validator = self._missing_signature == "skip_validator"
-        contents: list[types.Content] = []
-        for index, message in enumerate(scoped):
-            if message.role == "user":
-                content = self._user_content(
-                    notes_as_text(message, index, prompt), index, generated
-                )
-            else:
-                foreign = message.scope != scope or not readable(message)
-                content = _model_content(
-                    message,
-                    index,
-                    replay_thoughts=self._replay_thoughts,
-                    sign_first_call=skip_validator and foreign and index > current,
-                )
-            if content is None:
-                continue
-            if contents and contents[-1].role == content.role and _mergeable(content):
-                last = contents[-1]
-                contents[-1] = types.Content(
-                    role=last.role, parts=[*(last.parts or ()), *(content.parts or ())]
-                )
-            else:
-                contents.append(content)
-        if not contents or contents[0].role != "user":
-            contents.insert(0, _OPENING)
-        return contents
+        scoped = message if message is not given else None  # never the key itself: kept weakly
+        if message.role == "user":
+            return _Facts(
+                scoped,
+                results=tuple(p.call_id for p in message.parts if isinstance(p, ToolResult)),
+                prompt=any(isinstance(p, TextPart) for p in message.parts),
+            )
+        return _Facts(
+            scoped,
+            generated=tuple(
+                p.id for p in message.parts if isinstance(p, ToolCall) and _is_generated(p)
+            ),
+            foreign=message.scope != self.scope or not readable(message),
+        )
+
+    def _wire(self, content: types.Content) -> dict[str, Any]:
+        """A content as the SDK puts it in the request body (`_CONVERT`)."""
+        assert _CONVERT is not None
+        return SharedDict(_CONVERT(content, vertex=self.scope == "vertex"))
 
     def _user_content(
         self, message: Message, index: int, generated: set[str]
@@ -427,7 +523,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         return part
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params, warnings = self._prepare(request)
+        params, warnings = self._send(request)
         try:
             response = await self.client.aio.models.generate_content(**params)  # pyright: ignore[reportUnknownMemberType]
         except _VENDOR_ERRORS as exc:
@@ -495,7 +591,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         each part closes, then the complete `ModelResponse` (its parts as in the non-streamed
         one: see `_Parts`). A stream that breaks or ends without a finish reason raises
         `StreamInterrupted` with what had arrived, unsigned."""
-        params, warnings = self._prepare(request, stream=True)
+        params, warnings = self._send(request, stream=True)
         for warning in warnings:
             yield warning
         parts = _Parts()
@@ -840,16 +936,6 @@ def _is_generated(call: ToolCall) -> bool:
     return details is not None and details.get(GENERATED_ID) is True
 
 
-def _current_turn_start(messages: Sequence[Message]) -> int:
-    """The index of the last user message with a prompt (not only tool results): the model
-    turns after it form the current turn, whose function calls must be signed."""
-    for i in range(len(messages) - 1, -1, -1):
-        message = messages[i]
-        if message.role == "user" and any(isinstance(p, TextPart) for p in message.parts):
-            return i
-    return -1
-
-
 def _mergeable(content: types.Content) -> bool:
     """A content may join the one before it (same role) only when none of its parts is
     signed: a signature stays in the model turn it came in."""
@@ -1001,3 +1087,65 @@ def _usage(metadata: types.GenerateContentResponseUsageMetadata | None) -> Usage
         thinking_tokens=thoughts,
         cache_read_tokens=metadata.cached_content_token_count or 0,
     )
+
+
+_FACTS = "gemini-facts"
+_CONTENT = "gemini-content"
+_WIRE = "gemini-wire"
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What `GeminiModel._contents` reads of one message beside its content (`_facts`): the
+    message as the replay policy leaves it (None: as it is; never the message itself, which
+    is kept weakly), the ids of its generated calls and of the calls its results answer,
+    whether it came from elsewhere, whether it holds a prompt."""
+
+    scoped: Message | None
+    generated: tuple[str, ...] = ()
+    results: tuple[str, ...] | None = None  # a user message's (None: an assistant message)
+    foreign: bool = False
+    prompt: bool = False
+
+
+def _role(content: Any) -> str | None:
+    """A content's role, typed or as JSON data."""
+    return cast("str | None", content["role"] if isinstance(content, dict) else content.role)
+
+
+def _joined(first: Any, second: Any, *, wire: bool) -> Any:
+    """Two contents of one role as one, parts in order (typed, or as the SDK's JSON data)."""
+    if wire:
+        return SharedDict(first, parts=[*first.get("parts", ()), *second.get("parts", ())])
+    return types.Content(role=first.role, parts=[*(first.parts or ()), *(second.parts or ())])
+
+
+def _converter() -> Callable[..., dict[str, Any]] | None:
+    """How the SDK turns a `Content` into its part of the request body, for the Gemini API
+    and for Vertex AI: its own converters, then its conversion to JSON data (bytes as
+    URL-safe base64), as `generate_content` applies them to each content; None when this SDK
+    has other names for them (its typed `contents` are sent then)."""
+    models = importlib.import_module("google.genai.models")
+    common = importlib.import_module("google.genai._common")
+    to_mldev = getattr(models, "_Content_to_mldev", None)
+    to_vertex = getattr(models, "_Content_to_vertex", None)
+    to_dict = getattr(common, "convert_to_dict", None)
+    encode = getattr(common, "encode_unserializable_types", None)
+    if not (to_mldev and to_vertex and to_dict and encode):  # pragma: no cover - another SDK
+        return None
+
+    def convert(content: types.Content, *, vertex: bool) -> dict[str, Any]:
+        converted = (to_vertex if vertex else to_mldev)(content, None, None)
+        return cast("dict[str, Any]", encode(to_dict(converted)))
+
+    return convert
+
+
+_CONVERT = _converter()
+
+
+def _client_extra_body(client: genai.Client) -> dict[str, Any] | None:
+    """The client's own `http_options.extra_body` (a request's replaces it)."""
+    options = getattr(getattr(client, "_api_client", None), "_http_options", None)
+    extra = getattr(options, "extra_body", None)
+    return cast("dict[str, Any] | None", extra) if isinstance(extra, dict) else None

@@ -29,8 +29,10 @@ message equals the parsed one. See `docs/providers/gemini.md`.
 from __future__ import annotations
 
 import base64
+import importlib
 import json
-from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -70,6 +72,7 @@ from .._common import (
     arguments_object,
     connection_error,
     copy_settings,
+    detached,
     interrupted,
     merge_settings,
     received,
@@ -240,7 +243,28 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         per-call options). Raises `ConfigurationError` for a tool choice naming no tool on
         offer or a medium the model cannot take, `HistoryError` for a signature that is not
         base64."""
-        return self._prepare(request)[0]
+        return self._typed(self._prepare(request)[0])
+
+    def _typed(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`_prepare`'s arguments with the steps as they are (detached copies)."""
+        messages, start = params["input"]
+        params["input"] = detached(self._steps(messages, start))
+        return params
+
+    def _untransformed(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`_prepare`'s arguments with the steps handed over as the SDK would write them, each
+        message's marshalled once (`_marshal`): an empty `input`, which the SDK validates and
+        writes at no cost, and the steps in `extra_body`, which the SDK merges into the body it
+        wrote, in their place (ADR 180). The typed steps when the SDK's marshalling cannot be
+        found."""
+        if _MARSHAL is None:
+            return self._typed(params)
+        messages, start = params["input"]
+        steps = self._steps(messages, start, wire=True)
+        extra = params.get("extra_body")
+        params["input"] = []
+        params["extra_body"] = {"input": steps, **extra} if extra else {"input": steps}
+        return params
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         refuse_builtin_tools(request.builtin_tools, "the Interactions API", " (use GeminiModel)")
@@ -272,9 +296,9 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         if link is not None:
             previous_id, start = link
             params["previous_interaction_id"] = previous_id
-            params["input"] = self._steps(messages, start)
+            params["input"] = (messages, start)  # the steps: `_typed` or `_untransformed`
         else:
-            params["input"] = self.build_messages(messages)
+            params["input"] = (messages, 0)
         params["store"] = self._stateful
         if request.instructions:
             params["system_instruction"] = request.instructions
@@ -314,37 +338,68 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         (`ConfigurationError` naming the part the model cannot take); system notes as the
         user's text (`_system_notes`: there is no system step); an empty user input first
         when the history has none there."""
-        return self._steps(messages, 0)
+        return detached(self._steps(messages, 0))
 
-    def _steps(self, messages: Sequence[Message], start: int) -> list[dict[str, Any]]:
+    def _steps(
+        self, messages: Sequence[Message], start: int, *, wire: bool = False
+    ) -> list[dict[str, Any]]:
         """The steps of `messages[start:]`, the rules of `build_messages` applied to the whole
-        history (so the current turn and the indexes in errors are the history's)."""
-        model = self.model_name
-
-        def readable(message: Message) -> bool:
-            return signatures_carry_over(message.model, model)
-
-        scoped = for_scope(
-            messages, self.scope, foreign_reasoning=self.foreign_reasoning, readable=readable
-        )
-        current = _current_turn_start(scoped)
-        prompt = current_prompt(scoped)
+        history (so the current turn and the indexes in errors are the history's); with
+        `wire`, as the SDK writes them into the body (`_marshal`). What each message sends is
+        derived once (`_facts`, `_message_steps`) and shared."""
+        get = self._per_message.get
+        facts = [get(m, _FACTS, self._facts, messages, i) for i, m in enumerate(messages)]
+        current = next((i for i in range(len(facts) - 1, -1, -1) if facts[i].prompt), -1)
+        prompt = current_prompt(messages)  # which notes are shown as text (`notes_as_text`)
         skip_validator = self._missing_signature == "skip_validator"
         steps: list[dict[str, Any]] = []
-        for index in range(start, len(scoped)):
-            message = scoped[index]
-            if message.role == "user":
-                steps.extend(self._user_steps(notes_as_text(message, index, prompt), index))
-                continue
-            foreign = message.scope != self.scope or not readable(message)
-            steps.extend(
-                _model_steps(
-                    message, index, dummy_thought=skip_validator and foreign and index > current
-                )
+        for index in range(start, len(facts)):
+            fact = facts[index]
+            dummy = skip_validator and fact.foreign and index > current
+            kind = (_WIRE if wire else _STEPS, dummy, index < prompt)
+            message = fact.scoped or messages[index]
+            steps += get(
+                messages[index], kind, self._message_steps, message, index, dummy, prompt, wire
             )
         if start == 0 and (not steps or steps[0]["type"] not in _USER_STEPS):
-            steps.insert(0, {"type": "user_input", "content": [{"type": "text", "text": ""}]})
+            opening = {"type": "user_input", "content": [{"type": "text", "text": ""}]}
+            steps.insert(0, self._marshal([opening])[0] if wire else opening)
         return steps
+
+    def _facts(self, messages: Sequence[Message], index: int) -> _Facts:
+        """What `_steps` reads of `messages[index]` beside its steps: the message as the replay
+        policy leaves it, whether it came from elsewhere, whether it holds a prompt (a user
+        turn's text: the model turns after the last one form the current turn)."""
+        model = self.model_name
+        given = messages[index]
+        (message,) = for_scope(
+            (given,),
+            self.scope,
+            foreign_reasoning=self.foreign_reasoning,
+            readable=lambda m: signatures_carry_over(m.model, model),
+        )
+        scoped = message if message is not given else None  # never the key itself: kept weakly
+        if message.role == "user":
+            return _Facts(scoped, prompt=any(isinstance(p, TextPart) for p in message.parts))
+        foreign = message.scope != self.scope or not signatures_carry_over(message.model, model)
+        return _Facts(scoped, foreign=foreign)
+
+    def _message_steps(
+        self, message: Message, index: int, dummy_thought: bool, prompt: int, wire: bool
+    ) -> list[dict[str, Any]]:
+        """One message's steps (as the replay policy leaves it: `_user_steps`, its notes
+        shown as text as of `prompt`; `_model_steps`), or their wire form."""
+        if message.role == "user":
+            steps = self._user_steps(notes_as_text(message, index, prompt), index)
+        else:
+            steps = _model_steps(message, index, dummy_thought=dummy_thought)
+        return self._marshal(steps) if wire and steps else steps
+
+    def _marshal(self, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """`steps` as the SDK writes them into the request body (its own models' field order
+        and values), by its own marshalling (`_MARSHAL`)."""
+        assert _MARSHAL is not None
+        return _MARSHAL(self.model_name, steps)
 
     def _user_steps(self, message: Message, index: int) -> list[dict[str, Any]]:
         """A user message: its prompt as one `user_input` step, its tool results as
@@ -405,6 +460,7 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params, warnings = self._prepare(request)
+        params = self._untransformed(params)
         try:
             interaction = await self.client.aio.interactions.create(**params)  # pyright: ignore[reportUnknownMemberType]
         except _VENDOR_ERRORS as exc:
@@ -444,6 +500,7 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         `StreamInterrupted` with what had arrived, unsigned; an `error` event raises
         `ProviderError`."""
         params, warnings = self._prepare(request)
+        params = self._untransformed(params)
         for warning in warnings:
             yield warning
         steps = _Steps(self.scope)
@@ -682,16 +739,6 @@ def _cleared_note(messages: Sequence[Message], end: int) -> bool:
     )
 
 
-def _current_turn_start(messages: Sequence[Message]) -> int:
-    """The index of the last user message with a prompt (not only tool results): the model
-    turns after it form the current turn."""
-    for i in range(len(messages) - 1, -1, -1):
-        message = messages[i]
-        if message.role == "user" and any(isinstance(p, TextPart) for p in message.parts):
-            return i
-    return -1
-
-
 def _model_steps(message: Message, index: int, *, dummy_thought: bool) -> list[dict[str, Any]]:
     """A model turn's steps in order: signed thoughts, text as `model_output`, calls, kept
     provider steps. `dummy_thought` puts a thought step with the dummy signature before the
@@ -918,3 +965,46 @@ def _failed(response: ix.Interaction, scope: str) -> ProviderError:
     messages = [m for e in errors if (m := _text(e.get("message")))]
     message = "; ".join(messages) or "the interaction failed"
     return ProviderError(message, scope=scope, error_type="failed")
+
+
+_FACTS = "interactions-facts"
+_STEPS = "interactions-steps"
+_WIRE = "interactions-wire"
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What `GeminiInteractionsModel._steps` reads of one message beside its steps: the message
+    as the replay policy leaves it (None: as it is; never the message itself, which is kept
+    weakly), whether it came from elsewhere, whether it holds a prompt."""
+
+    scoped: Message | None
+    foreign: bool = False
+    prompt: bool = False
+
+
+def _marshaller() -> Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None:
+    """How the SDK writes steps into a request body: `interactions.create`'s own validation and
+    marshalling of a body holding them (its models' field order and values, as JSON data);
+    None when this SDK has other names for them (the typed steps are sent then)."""
+    try:
+        utils = importlib.import_module("google.genai._gaos.utils")
+        models = importlib.import_module("google.genai._gaos.models")
+    except ImportError:  # pragma: no cover - another SDK
+        return None
+    unmarshal = getattr(utils, "unmarshal", None)
+    marshal_json = getattr(utils, "marshal_json", None)
+    request_type = getattr(models, "CreateInteractionRequest", None)
+    body_type = getattr(models, "CreateInteractionRequestBody", None)
+    if not (unmarshal and marshal_json and request_type and body_type):  # pragma: no cover
+        return None
+
+    def marshal(model: str, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        request = unmarshal({"body": {"model": model, "input": steps}}, request_type)
+        body = json.loads(marshal_json(request.body, body_type))
+        return cast("list[dict[str, Any]]", body["input"])
+
+    return marshal
+
+
+_MARSHAL = _marshaller()

@@ -13,7 +13,7 @@ import base64
 import json
 import mimetypes
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal, cast, get_args
@@ -30,10 +30,12 @@ from .._common import (
     AdapterBase,
     connection_error,
     copy_settings,
+    encoded_post,
     interrupted,
     retryable_status,
     tool_choice_name,
     unreadable,
+    untransformed,
 )
 from ..base import ModelSettings, ToolDefinition
 
@@ -53,6 +55,7 @@ __all__ = [
     "file_name",
     "provider_error",
     "redact",
+    "send_json",
     "set_tool_choice",
     "strict_schema",
     "user_items",
@@ -272,6 +275,36 @@ class OpenAIAdapter(AdapterBase[openai.AsyncOpenAI, OpenAIThinking]):
 
 SDK_ERRORS = (openai.OpenAIError, json.JSONDecodeError)
 """What a `create` call raises: the service's errors, and a 200 body that is not JSON."""
+
+
+_OMITTED = (openai.Omit, openai.NotGiven)
+
+
+def send_json(
+    client: object,
+    resource: Callable[[Any], Any],
+    typed: Callable[..., Awaitable[Any]],
+    params: dict[str, Any],
+    field: str,
+    text: str,
+    **stream: bool,
+) -> Awaitable[Any]:
+    """`create(**params)` on `client`, with `field`, the conversation, handed to the SDK as JSON
+    data it does not transform (`untransformed`) and, where the client sends a body as it is
+    given, sent as `text`, its JSON put together from items encoded once (`encoded_post`, on a
+    fresh `resource` of the client: `AsyncCompletions` or `AsyncResponses`) (ADR 180). Not
+    sent as text: an Azure client's body (its deployments are routed by the parsed body) and
+    one a provider runtime rewrites. A client that is not the SDK's gets `params` through
+    `typed`, its own `create`."""
+    if not isinstance(client, openai.AsyncOpenAI):
+        return typed(**params, **stream)
+    params = untransformed(params, field)
+    if isinstance(client, openai.AsyncAzureOpenAI) or getattr(client, "_provider_runtime", None):
+        return typed(**params, **stream)
+    sdk = resource(client)
+    value = params["extra_body"][field]
+    sdk._post = encoded_post(sdk._post, field, value, text, _OMITTED)
+    return cast("Awaitable[Any]", sdk.create(**params, **stream))
 
 
 def client_from_environment(

@@ -24,9 +24,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import openai
+from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 from openai.types.completion_usage import CompletionUsage
@@ -49,10 +51,13 @@ from ...messages import (
 )
 from ...stream import StreamBuilder, TextDelta, ThinkingDelta, ToolCallDelta, WarningEvent
 from .._common import (
+    COMPACT,
     UNREADABLE,
     arguments_json,
     check_prompt_cache,
     copy_settings,
+    detached,
+    json_array,
     merge_settings,
     received,
     refuse_builtin_tools,
@@ -94,6 +99,7 @@ from ._wire import (
     client_from_environment,
     data_url,
     file_name,
+    send_json,
     set_tool_choice,
     strict_schema,
     user_items,
@@ -227,19 +233,28 @@ class OpenAIChatModel(OpenAIAdapter):
         Raises `ConfigurationError` for a `tool_choice` naming no tool on offer and for media
         the endpoint does not take.
         """
-        return self._prepare(request)[0]
+        return detached(self._prepare(request)[0])
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         """The request's keyword arguments and the warnings for what had to be adjusted."""
+        params, warnings, _ = self._prepared(request)
+        return params, warnings
+
+    def _prepared(
+        self, request: ModelRequest
+    ) -> tuple[dict[str, Any], tuple[WarningEvent, ...], str]:
+        """The request's keyword arguments (the messages shared: never to be changed), the
+        warnings for what had to be adjusted, and the JSON text of the messages."""
         refuse_builtin_tools(
             request.builtin_tools, "Chat Completions", " (use OpenAIResponsesModel)"
         )
         settings = merge_settings(self.settings, request.settings)
-        self._profile.media.check(request.messages)
         check_note_tools(request.messages, request.tools, scope=self.scope)
-        messages, replay_warnings = self._messages(request.messages)
+        messages, replay_warnings, texts = self._messages(request.messages)
         if request.instructions:
-            messages.insert(0, {"role": self._instructions_role, "content": request.instructions})
+            instructions = {"role": self._instructions_role, "content": request.instructions}
+            messages.insert(0, instructions)
+            texts.insert(0, COMPACT.encode(instructions))
         params: dict[str, Any] = {"model": self.model_name, "messages": messages}
         if request.tools:
             params["tools"] = [_tool(t.name, t.description, t.parameters) for t in request.tools]
@@ -272,7 +287,7 @@ class OpenAIChatModel(OpenAIAdapter):
         )
         body = {**thinking.body, **self._extra_body}
         request_options(params, settings, body, self._extra_headers)
-        return params, (*thinking.warnings, *replay_warnings)
+        return params, (*thinking.warnings, *replay_warnings), json_array(texts)
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The `messages` parameter for a history (without the instructions).
@@ -289,49 +304,46 @@ class OpenAIChatModel(OpenAIAdapter):
         signature on another provider's tool call (`call_signatures`). A tool call's signature
         goes back where it came (`extra_content.google.thought_signature`).
         """
-        return self._messages(messages)[0]
+        return detached(self._messages(messages)[0])
 
     def _messages(
         self, messages: Sequence[Message]
-    ) -> tuple[list[dict[str, Any]], list[WarningEvent]]:
-        """The `messages` parameter, and the warnings for what was sent in place of reasoning
-        this scope's own messages no longer have (`missing_reasoning="always_empty"`)."""
-        sent = for_scope(
-            messages, self.scope, foreign_reasoning=self.foreign_reasoning, readable=self._readable
-        )
+    ) -> tuple[list[dict[str, Any]], list[WarningEvent], list[str]]:
+        """The `messages` parameter, the warnings for what was sent in place of reasoning this
+        scope's own messages no longer have (`missing_reasoning="always_empty"`), and each
+        message's JSON. What each message sends is derived once (`_turn`, `_wire`); it is
+        shared, never changed."""
+        get = self._per_message.get
+        turns = [get(m, _TURN, self._turn, messages, i) for i, m in enumerate(messages)]
         dialect = self._dialect
-        replay = _replayed(sent, dialect.replay, self.scope)
-        prompt = current_prompt(sent)
+        replay = _replayed(turns, dialect.replay)
+        prompt = current_prompt(messages)  # which notes are shown (`shown_notes`)
         out: list[dict[str, Any]] = []
+        texts: list[str] = []
         placeholders: list[int] = []
-        for i, message in enumerate(sent):
-            if message.role == "user":
-                if not dialect.mid_conversation_system:
-                    message = notes_as_text(message, i, prompt)
-                out += user_items(message, _tool_message, self._user_content)
-                out += [
-                    {"role": self._instructions_role, "content": note.text}
-                    for note in shown_notes(message, i, prompt)
-                ]
+        for i, turn in enumerate(turns):
+            if turn.user:
+                items, encoded = get(
+                    messages[i],
+                    (_USER, i < prompt),
+                    self._user,
+                    turn.scoped or messages[i],
+                    i,
+                    prompt,
+                )
+                out += items
+                texts += encoded
                 continue
-            own = message.scope == self.scope and (
-                self._readable is None or self._readable(message)
+            message = turn.scoped or messages[i]
+            wire, placeholder, text = get(
+                messages[i], (_WIRE, i in replay), self._wire, message, turn.own, i in replay
             )
-            wire = _assistant(message, i in replay, own, dialect)
             if wire is None:
                 continue
-            field = dialect.reasoning_field
-            missing = dialect.missing_reasoning
-            if (
-                field is not None
-                and "tool_calls" in wire
-                and field not in wire
-                and (missing == "always_empty" or (missing == "empty" and not own))
-            ):
-                wire[field] = ""  # the documented placeholder
-                if own:
-                    placeholders.append(i)
+            if placeholder:
+                placeholders.append(i)
             out.append(wire)
+            texts.append(text)
         warnings: list[WarningEvent] = []
         if not dialect.mid_conversation_system:
             why = f"{dialect.name} takes no system message after the first turn"
@@ -342,12 +354,71 @@ class OpenAIChatModel(OpenAIAdapter):
                 WarningEvent(
                     "reasoning_placeholder",
                     f"{len(placeholders)} tool-call message(s) of this scope have no reasoning "
-                    f"(messages {placeholders}): sent with an empty {dialect.reasoning_field}, as "
+                    f"(messages {placeholders}): sent with an empty {self._dialect.reasoning_field}, as "
                     "the endpoint accepts",
                     self.scope,
                 )
             )
-        return out, warnings
+        return out, warnings, texts
+
+    def _turn(self, messages: Sequence[Message], index: int) -> _Turn:
+        """What `messages[index]` is on the wire, whatever comes before or after it: the message
+        as the replay policy leaves it (its media checked first), a user message's items, and
+        what the dialect's replay rule reads of it."""
+        given = messages[index]
+        self._profile.media.check(messages, start=index, stop=index + 1)
+        (message,) = for_scope(
+            (given,),
+            self.scope,
+            foreign_reasoning=self.foreign_reasoning,
+            readable=self._readable,
+        )
+        scoped = message if message is not given else None  # never the key itself: kept weakly
+        if message.role == "user":
+            starts = any(isinstance(p, TextPart) and p.text for p in message.parts)
+            return _Turn(scoped, user=True, starts=starts)
+        own = message.scope == self.scope and (self._readable is None or self._readable(message))
+        thinks = message.scope == self.scope and any(
+            isinstance(p, ThinkingBlock) for p in message.parts
+        )
+        return _Turn(scoped, own=own, thinks=thinks, calls=bool(message.tool_calls))
+
+    def _user(
+        self, message: Message, index: int, prompt: int
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        """A user message (as the replay policy leaves it) on the wire, and its items' JSON: its
+        tool results, its text and media, then its notes as the dialect takes them (as
+        `system` messages mid-conversation, else as the user's text), as of `prompt`."""
+        if not self._dialect.mid_conversation_system:
+            message = notes_as_text(message, index, prompt)
+        items = user_items(message, _tool_message, self._user_content)
+        items += [
+            {"role": self._instructions_role, "content": note.text}
+            for note in shown_notes(message, index, prompt)
+        ]
+        return items, [COMPACT.encode(item) for item in items]
+
+    def _wire(
+        self, message: Message, own: bool, with_reasoning: bool
+    ) -> tuple[dict[str, Any] | None, bool, str]:
+        """An assistant message (as the replay policy leaves it) on the wire (None: nothing to
+        send), whether it went with the placeholder of reasoning this scope's message no
+        longer has, and its JSON."""
+        dialect = self._dialect
+        wire = _assistant(message, with_reasoning, own, dialect)
+        if wire is None:
+            return None, False, ""
+        field = dialect.reasoning_field
+        missing = dialect.missing_reasoning
+        if (
+            field is not None
+            and "tool_calls" in wire
+            and field not in wire
+            and (missing == "always_empty" or (missing == "empty" and not own))
+        ):
+            wire[field] = ""  # the documented placeholder
+            return wire, own, COMPACT.encode(wire)
+        return wire, False, COMPACT.encode(wire)
 
     def _user_content(self, part: TextPart | Image | Document) -> dict[str, Any]:
         if isinstance(part, TextPart):
@@ -362,9 +433,19 @@ class OpenAIChatModel(OpenAIAdapter):
         return {"type": "file", "file": {"filename": file_name(part), "file_data": data_url(part)}}
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params, warnings = self._prepare(request)
+        params, warnings, text = self._prepared(request)
         try:
-            completion = cast("ChatCompletion", await self.client.chat.completions.create(**params))
+            completion = cast(
+                "ChatCompletion",
+                await send_json(
+                    self.client,
+                    AsyncCompletions,
+                    self.client.chat.completions.create,
+                    params,
+                    "messages",
+                    text,
+                ),
+            )
         except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
@@ -449,13 +530,21 @@ class OpenAIChatModel(OpenAIAdapter):
         non-streamed one. Raises `StreamInterrupted` (with the partial message) when the
         stream ends without a finish reason, and `ProviderError` for an error inside it.
         """
-        params, warnings = self._prepare(request)
+        params, warnings, text = self._prepared(request)
         for warning in warnings:
             yield warning
         if self._dialect.stream_usage:
             params["stream_options"] = {"include_usage": True}
         try:
-            chunks = await self.client.chat.completions.create(**params, stream=True)
+            chunks = await send_json(
+                self.client,
+                AsyncCompletions,
+                self.client.chat.completions.create,
+                params,
+                "messages",
+                text,
+                stream=True,
+            )
         except openai.OpenAIError as exc:
             raise self.map_error(exc) from exc
         state = _ChatStream(self.model_name, self._fields, self._tags)
@@ -866,37 +955,47 @@ def _with_unknown(chunks: list[dict[str, Any]], unknown: object, key: str) -> li
     return out
 
 
-def _replayed(messages: Sequence[Message], rule: ReplayRule, scope: str) -> set[int]:
+_TURN = "turn"
+_USER = "user"
+_WIRE = "wire"
+
+
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    """One message as `_messages` reads it: as the replay policy leaves it (None: as it is;
+    never the message itself, which is kept weakly); whether it is the user's, and whether it
+    starts a turn (it has text: on the wire, a `user` message; one with only tool results
+    continues the turn); an assistant message's: whether it is this scope's (and readable
+    here), whether it is this scope's with thinking, whether it calls tools."""
+
+    scoped: Message | None
+    user: bool = False
+    starts: bool = False
+    own: bool = False
+    thinks: bool = False
+    calls: bool = False
+
+
+def _replayed(turns: Sequence[_Turn], rule: ReplayRule) -> set[int]:
     """Indexes of this scope's assistant messages whose reasoning goes back under `rule`."""
     if rule == "never":
         return set()
-    own = [
-        i
-        for i, m in enumerate(messages)
-        if m.role == "assistant"
-        and m.scope == scope
-        and any(isinstance(p, ThinkingBlock) for p in m.parts)
-    ]
+    own = [i for i, t in enumerate(turns) if t.thinks]
     if rule == "always" or not own:
         return set(own)
-    # A user message with text starts a turn (on the wire it is a `user` message); one with
-    # only tool results continues the turn.
-    starts = [
-        i
-        for i, m in enumerate(messages)
-        if m.role == "user" and any(isinstance(p, TextPart) and p.text for p in m.parts)
-    ]
+    starts = [i for i, t in enumerate(turns) if t.starts]
     if rule == "tool_loop":
         last = starts[-1] if starts else -1
         return {i for i in own if i > last}
     chosen: set[int] = set()
-    bounds = [*starts, len(messages)]
-    begin = -1
-    for end in bounds:
-        turn = range(begin + 1, end)
-        if any(messages[i].role == "assistant" and messages[i].tool_calls for i in turn):
-            chosen.update(i for i in own if begin < i < end)
-        begin = end
+    begin, first = -1, 0  # the turn's bounds; its first message of `own` (which is sorted)
+    for end in (*starts, len(turns)):
+        last = first
+        while last < len(own) and own[last] < end:
+            last += 1
+        if any(turns[i].calls for i in range(begin + 1, end)):
+            chosen.update(own[first:last])
+        begin, first = end, last
     return chosen
 
 

@@ -31,10 +31,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import openai
+from openai.resources.responses import AsyncResponses
 from openai.types.responses import (
     Response,
     ResponseContentPartAddedEvent,
@@ -76,11 +77,14 @@ from ...messages import (
 )
 from ...stream import StreamBuilder, ThinkingDelta, ToolCallDelta, WarningEvent
 from .._common import (
+    COMPACT,
     UNREADABLE,
     arguments_json,
     check_prompt_cache,
     copy_settings,
+    detached,
     endpoint_host,
+    json_array,
     merge_settings,
     received,
     request_options,
@@ -107,6 +111,7 @@ from ._wire import (
     data_url,
     file_name,
     redact,
+    send_json,
     set_tool_choice,
     strict_schema,
     user_items,
@@ -315,14 +320,21 @@ class OpenAIResponsesModel(OpenAIAdapter):
         `stop_sequences` (the Responses API has none), for media it does not take and for a
         built-in tool it does not have.
         """
-        return self._prepare(request)[0]
+        return detached(self._prepare(request)[0])
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         """The request's keyword arguments and the warnings for what had to be adjusted."""
+        params, warnings, _ = self._prepared(request)
+        return params, warnings
+
+    def _prepared(
+        self, request: ModelRequest
+    ) -> tuple[dict[str, Any], tuple[WarningEvent, ...], str]:
+        """The request's keyword arguments (the items shared: never to be changed), the
+        warnings for what had to be adjusted, and the JSON text of the items."""
         settings = merge_settings(self.settings, request.settings)
-        _PROFILE.media.check(request.messages)
         check_note_tools(request.messages, request.tools, scope=self.scope)
-        items, warnings = self._input(request.messages)
+        items, warnings, text = self._input(request.messages)
         params: dict[str, Any] = {
             "model": self.model_name,
             "input": items,
@@ -393,7 +405,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
             prompt_cache_key="prompt_cache_key",
         )
         request_options(params, settings, self._extra_body, self._extra_headers)
-        return params, tuple(warnings)
+        return params, tuple(warnings), text
 
     def build_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The `input` items for a history, with this scope's reasoning replayed.
@@ -422,41 +434,59 @@ class OpenAIResponsesModel(OpenAIAdapter):
           their reasoning, compaction and built-in tools' items are dropped (or their reasoning
           sent as text with `foreign_reasoning="text"`).
         """
-        return self._input(messages)[0]
+        return detached(self._input(messages)[0])
 
     def _input(
         self, messages: Sequence[Message]
-    ) -> tuple[list[dict[str, Any]], list[WarningEvent]]:
+    ) -> tuple[list[dict[str, Any]], list[WarningEvent], str]:
         """The `input` items for a history, and the warnings for what was left out of them: other
         scopes' reasoning and compaction items, and, when the model sees every earlier turn's
         reasoning (`reasoning.context` `all_turns`), this scope's reasoning items that are no
-        longer in the history (a history processor removed them)."""
-        sent = for_scope(messages, self.scope, foreign_reasoning=self.foreign_reasoning)
-        start, first_part = _latest_compaction(sent, self.scope)
+        longer in the history (a history processor removed them); and the items' JSON text.
+        Each message's items and their JSON are derived once (`_sent`); the items are shared,
+        never to be changed."""
+        get = self._per_message.get
+        sent: list[_Sent] = []
+        start = reasoning = compaction = 0
+        requests: set[str] = set()  # the history's approval requests
+        for index, message in enumerate(messages):
+            one = get(message, _SENT, self._sent, messages, index)
+            if one.compaction is not None:
+                start = index
+            if one.foreign:
+                reasoning += one.foreign[0]
+                compaction += one.foreign[1]
+            if one.approvals:
+                requests.update(one.approvals)
+            sent.append(one)
         out: list[dict[str, Any]] = []
-        requests = _server_tools.approval_requests(sent)
-
-        def answer(result: ToolResult) -> dict[str, Any]:
-            if result.call_id in requests:
-                return _server_tools.approval_response(result)
-            return _call_output(result)
-
+        texts: list[str] = []
         removed: list[tuple[int, str]] = []
-        prompt = current_prompt(sent)
+        prompt = current_prompt(messages)  # which notes are shown (`shown_notes`)
         for i in range(start, len(sent)):
-            message = sent[i]
-            parts = message.parts[first_part:] if i == start else message.parts
-            if message.role == "user":
-                out += user_items(message, answer, _input_content)
-                out += [_developer(note.text) for note in shown_notes(message, i, prompt)]
-            elif message.scope == self.scope:
-                items, missing = _native_items(parts, store=self._store)
+            one = sent[i]
+            if one.results is not None:  # a user message: its items depend on the history
+                decided = tuple(c for c in one.results if c in requests) if requests else ()
+                message = one.scoped or messages[i]
+                kind = (_USER, decided, i < prompt)
+                items, encoded = get(messages[i], kind, self._user, message, i, prompt, decided)
                 out += items
+                texts += encoded
+                continue
+            items, missing, encoded = one.items, one.missing, one.texts
+            if i == start and one.compaction:  # the window starts inside the message
+                parts = (one.scoped or messages[i]).parts[one.compaction :]
+                items, missing = _native_items(parts, store=self._store)
+                encoded = [COMPACT.encode(item) for item in items]
+            out += items
+            texts += encoded
+            if missing:
                 removed += [(i, item_id) for item_id in missing]
-            else:
-                out.extend(_foreign_items(parts))
-        warnings = [w for w in (_foreign_warning(messages, self.scope),) if w is not None]
-        if removed and self._context(sent) == "all_turns":
+        warnings = [
+            w for w in (_foreign_warning(reasoning, compaction, self.scope),) if w is not None
+        ]
+        scoped = [one.scoped or message for one, message in zip(sent, messages, strict=True)]
+        if removed and self._context(scoped) == "all_turns":
             where = ", ".join(f"{item_id!r} (messages[{i}])" for i, item_id in removed)
             warnings.append(
                 WarningEvent(
@@ -467,7 +497,41 @@ class OpenAIResponsesModel(OpenAIAdapter):
                     self.scope,
                 )
             )
-        return out, warnings
+        return out, warnings, json_array(texts)
+
+    def _sent(self, messages: Sequence[Message], index: int) -> _Sent:
+        """What `messages[index]` sends, whatever comes before or after it: its items (its
+        media checked first), as the replay policy leaves it (`for_scope`)."""
+        given = messages[index]
+        _PROFILE.media.check(messages, start=index, stop=index + 1)
+        foreign = _foreign_items_dropped(given, self.scope)
+        (message,) = for_scope((given,), self.scope, foreign_reasoning=self.foreign_reasoning)
+        scoped = message if message is not given else None  # never the key itself: kept weakly
+        if message.role == "user":
+            results = tuple(p.call_id for p in message.parts if isinstance(p, ToolResult))
+            return _Sent.of(scoped, [], results=results)
+        if message.scope != self.scope:
+            return _Sent.of(scoped, _foreign_items(message.parts), foreign=foreign)
+        items, missing = _native_items(message.parts, store=self._store)
+        approvals = tuple(_server_tools.approval_requests((message,)))
+        return _Sent.of(scoped, items, missing, _compaction_start(message), approvals=approvals)
+
+    def _user(
+        self, message: Message, index: int, prompt: int, decided: tuple[str, ...]
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        """A user message's items (as the replay policy leaves it) and their JSON: its tool
+        results (the decision on an approval request among `decided` as an
+        `mcp_approval_response`), its text and media, then its notes shown as of `prompt`, as
+        developer messages."""
+
+        def answer(result: ToolResult) -> dict[str, Any]:
+            if result.call_id in decided:
+                return _server_tools.approval_response(result)
+            return _call_output(result)
+
+        items = user_items(message, answer, _input_content)
+        items += [_developer(note.text) for note in shown_notes(message, index, prompt)]
+        return items, [COMPACT.encode(item) for item in items]
 
     def _context(self, messages: Sequence[Message]) -> str:
         """The `reasoning.context` of a conversation: the one asked for, else the one the
@@ -483,9 +547,14 @@ class OpenAIResponsesModel(OpenAIAdapter):
         return default_context(self.model_name)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params, warnings = self._prepare(request)
+        params, warnings, text = self._prepared(request)
         try:
-            response = cast("Response", await self.client.responses.create(**params))
+            response = cast(
+                "Response",
+                await send_json(
+                    self.client, AsyncResponses, self.client.responses.create, params, "input", text
+                ),
+            )
         except SDK_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
@@ -547,11 +616,19 @@ class OpenAIResponsesModel(OpenAIAdapter):
         what `output_item.done` carries folded in (and each part of the item ended there), so
         it equals the non-streamed one. Raises `ProviderError` for an `error` or
         `response.failed` event, `StreamInterrupted` (with the partial message) for a cut one."""
-        params, warnings = self._prepare(request)
+        params, warnings, text = self._prepared(request)
         for warning in warnings:
             yield warning
         try:
-            events = await self.client.responses.create(**params, stream=True)
+            events = await send_json(
+                self.client,
+                AsyncResponses,
+                self.client.responses.create,
+                params,
+                "input",
+                text,
+                stream=True,
+            )
         except openai.OpenAIError as exc:
             raise self.map_error(exc) from exc
         state = _ResponseStream(self.model_name)
@@ -968,24 +1045,60 @@ def _opaque(item: Any, details: ProviderDetails | None = None) -> OpaqueBlock:
     )
 
 
-def _latest_compaction(messages: Sequence[Message], scope: str) -> tuple[int, int]:
-    """Where what is sent starts: (message, part) of this scope's latest compaction item, or
-    the start of the compacted window it ends (`compact()`'s user messages go with it); (0, 0)
-    when there is none."""
-    for i in range(len(messages) - 1, -1, -1):
-        message = messages[i]
-        if message.role != "assistant" or message.scope != scope:
+_SENT = "sent"
+_USER = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """What one message sends: the message as the replay policy leaves it (None: as it is;
+    never the message itself, which is kept weakly), its input items; for this scope's, the
+    ids of the reasoning items its parts followed that are no longer among them and, when it
+    holds a compaction item, the part where what is sent starts; for another scope's, how
+    many reasoning and compaction items were left out; for a user message, the call ids its
+    results answer (its items depend on the rest of the history: `_user`); for this scope's,
+    the ids of its approval requests. `texts`: each item's JSON."""
+
+    scoped: Message | None
+    items: list[dict[str, Any]]
+    texts: list[str]
+    missing: list[str] = field(default_factory=list[str])
+    compaction: int | None = None
+    foreign: tuple[int, int] | None = None
+    results: tuple[str, ...] | None = None
+    approvals: tuple[str, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        scoped: Message | None,
+        items: list[dict[str, Any]],
+        missing: list[str] | None = None,
+        compaction: int | None = None,
+        foreign: tuple[int, int] | None = None,
+        *,
+        results: tuple[str, ...] | None = None,
+        approvals: tuple[str, ...] = (),
+    ) -> _Sent:
+        """What a message sends, its items' JSON encoded once here."""
+        texts = [COMPACT.encode(item) for item in items]
+        return cls(scoped, items, texts, missing or [], compaction, foreign, results, approvals)
+
+
+def _compaction_start(message: Message) -> int | None:
+    """Where what is sent starts in a message of this scope: the part of its latest compaction
+    item, or the start of the compacted window it ends (`compact()`'s user messages go with
+    it); None when it holds none (then what is sent starts further back)."""
+    parts = message.parts
+    for j in range(len(parts) - 1, -1, -1):
+        part = parts[j]
+        if not isinstance(part, OpaqueBlock) or part.type != "compaction":
             continue
-        parts = message.parts
-        for j in range(len(parts) - 1, -1, -1):
-            part = parts[j]
-            if not isinstance(part, OpaqueBlock) or part.type != "compaction":
-                continue
-            window = (part.provider_details or {}).get("compacted")
-            while j > 0 and window is not None and _window(parts[j - 1]) == window:
-                j -= 1
-            return i, j
-    return 0, 0
+        window = (part.provider_details or {}).get("compacted")
+        while j > 0 and window is not None and _window(parts[j - 1]) == window:
+            j -= 1
+        return j
+    return None
 
 
 def _window(part: Part) -> JsonValue:
@@ -993,19 +1106,24 @@ def _window(part: Part) -> JsonValue:
     return (part.provider_details or {}).get("compacted") if isinstance(part, OpaqueBlock) else None
 
 
-def _foreign_warning(messages: Sequence[Message], scope: str) -> WarningEvent | None:
+def _foreign_items_dropped(message: Message, scope: str) -> tuple[int, int] | None:
+    """How many Responses reasoning and compaction items another scope's message holds (None
+    for this scope's messages, and for none)."""
+    if message.role != "assistant" or message.scope == scope:
+        return None
+    reasoning = compaction = 0
+    for part in message.parts:
+        if isinstance(part, ThinkingBlock) and part.id is not None:
+            reasoning += 1
+        elif isinstance(part, OpaqueBlock) and part.type == "compaction":
+            compaction += 1
+    return (reasoning, compaction) if reasoning or compaction else None
+
+
+def _foreign_warning(reasoning: int, compaction: int, scope: str) -> WarningEvent | None:
     """The warning for Responses reasoning and compaction items of other scopes: only their
     issuer can read them, so they are left out (and what a compaction item stood for is sent
     in full)."""
-    reasoning = compaction = 0
-    for message in messages:
-        if message.role != "assistant" or message.scope == scope:
-            continue
-        for part in message.parts:
-            if isinstance(part, ThinkingBlock) and part.id is not None:
-                reasoning += 1
-            elif isinstance(part, OpaqueBlock) and part.type == "compaction":
-                compaction += 1
     if not (reasoning or compaction):
         return None
     return WarningEvent(

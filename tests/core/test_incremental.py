@@ -1,0 +1,92 @@
+"""What is derived once per message (`PerMessage`) behaves as if it were derived every time: the
+history check resumes after the longest prefix it checked before, and finds every problem it
+would find from the start, naming the same message and part; entries go with their messages."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from thinkagent import HistoryError, Message, TextPart, ThinkingBlock, ToolCall, ToolResult
+from thinkagent._memo import PerMessage
+from thinkagent.history import validate_history
+
+
+def loop(n: int) -> list[Message]:
+    """`n` question / tool call / result / answer loops."""
+    out: list[Message] = []
+    for k in range(n):
+        out += [
+            Message.user(f"question {k}"),
+            Message(
+                role="assistant",
+                parts=(
+                    ThinkingBlock.signed("why", f"sig-{k}"),
+                    ToolCall(id=f"call-{k}", name="f", arguments={}),
+                ),
+                scope="s",
+            ),
+            Message.user_results([ToolResult(call_id=f"call-{k}", name="f", content="ok")]),
+            Message(role="assistant", parts=(TextPart(text=f"answer {k}"),), scope="s"),
+        ]
+    return out
+
+
+def error_of(messages: list[Message], **kw: bool) -> tuple[str, int, int | None] | None:
+    try:
+        validate_history(messages, **kw)
+    except HistoryError as exc:
+        return (str(exc), exc.message_index, exc.part_index)
+    return None
+
+
+TAILS = {
+    "two assistant messages in a row": [
+        Message(role="assistant", parts=(TextPart(text="twice"),), scope="s")
+    ],
+    "a result for no call": [
+        Message.user_results([ToolResult(call_id="nobody", name="f", content="x")])
+    ],
+    "a call left unanswered": [
+        Message.user("next"),
+        Message(role="assistant", parts=(ToolCall(id="c", name="f", arguments={}),), scope="s"),
+        Message.user("no results"),
+    ],
+}
+
+
+@pytest.mark.parametrize("tail", TAILS.values(), ids=list(TAILS))
+def test_a_history_checked_before_still_refuses_what_follows_it(tail: list[Message]) -> None:
+    history = loop(3)
+    validate_history(history)  # its state kept with each message
+    extended = [*history, *tail]
+    fresh = [m.model_copy() for m in extended]  # the same history, never checked
+    assert error_of(extended) == error_of(fresh) is not None
+
+
+def test_the_same_messages_in_another_order_are_checked_again() -> None:
+    history = loop(2)
+    validate_history(history)
+    swapped = [*history[4:], *history[:4]]
+    validate_history(swapped)  # both halves are valid conversations
+    broken = [history[0], history[2], history[1], history[3]]  # a result before its call
+    assert error_of(broken) == error_of([m.model_copy() for m in broken]) is not None
+
+
+def test_model_first_is_remembered_apart() -> None:
+    opening = [Message(role="assistant", parts=(TextPart(text="hi"),), scope="s")]
+    validate_history(opening, model_first=True)
+    assert error_of(opening) is not None
+
+
+def test_entries_go_with_their_messages() -> None:
+    kept = PerMessage()
+    messages = loop(5)
+    for message in messages:
+        assert kept.get(message, "k", len, message.parts) == len(message.parts)
+        assert kept.get(message, "k", lambda: -1) == len(message.parts)  # derived once
+    assert len(kept) == 20
+    del messages, message
+    gc.collect()
+    assert len(kept) == 0

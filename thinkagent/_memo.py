@@ -1,0 +1,84 @@
+"""`PerMessage`: what is derived from one message (or one part), derived once and kept while the
+message lives: the adapters' wire forms (ADR 180), the history checks' state.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar, cast
+
+__all__ = ["PerMessage"]
+
+T = TypeVar("T")
+
+
+class _Ref(weakref.ref[Any]):
+    """A weak reference to a message, with its key (its id) and what was derived from it, by
+    kind."""
+
+    __slots__ = ("key", "values")
+
+    key: int
+    values: dict[Hashable, Any]
+
+
+class PerMessage:
+    """What an adapter derives from one message alone (its wire form, a fact about it), derived
+    the first time it is asked for and kept while the message lives: a conversation's later
+    requests derive their new messages only (ADR 180).
+
+    Messages and parts are frozen, so what is derived from one never changes; `kind` names what
+    is derived and every setting it depends on (`("items", store)`). Entries are keyed by
+    identity, not value (a frozen pydantic model hashes by value, a walk of all of it, which is
+    what this spares), and dropped by a weak reference's callback when the message is
+    collected: nothing outlives the conversations that hold it. A value must not depend on
+    where the message sits in a history (an error naming its index is raised, not kept), and
+    is shared: callers copy what they change (`detached`).
+    """
+
+    __slots__ = ("__weakref__", "_entries")
+
+    def __init__(self) -> None:
+        self._entries: dict[int, _Ref] = {}
+
+    def get(self, item: object, kind: Hashable, derive: Callable[..., T], *args: Any) -> T:
+        """What `derive(*args)` gives for `item` (a message or a part), derived once."""
+        key = id(item)
+        ref = self._entries.get(key)
+        if ref is None or ref() is not item:
+            ref = _Ref(item, self._forget)
+            ref.key, ref.values = key, {}
+            self._entries[key] = ref
+        else:
+            values = ref.values
+            if kind in values:
+                return values[kind]
+        value = ref.values[kind] = derive(*args)
+        return value
+
+    def peek(self, item: object, kind: Hashable) -> Any:
+        """What was kept for `item` under `kind`, or None."""
+        ref = self._entries.get(id(item))
+        if ref is None or ref() is not item:
+            return None
+        return ref.values.get(kind)
+
+    def put(self, item: object, kind: Hashable, value: Any) -> None:
+        """Keep `value` for `item` under `kind` (in place of what was there)."""
+        key = id(item)
+        ref = self._entries.get(key)
+        if ref is None or ref() is not item:
+            ref = _Ref(item, self._forget)
+            ref.key, ref.values = key, {}
+            self._entries[key] = ref
+        ref.values[kind] = value
+
+    def _forget(self, ref: weakref.ref[Any]) -> None:
+        """Drop the entry of a collected item (unless its id was taken by a new entry)."""
+        key = cast("_Ref", ref).key
+        if self._entries.get(key) is ref:
+            del self._entries[key]
+
+    def __len__(self) -> int:
+        return len(self._entries)
