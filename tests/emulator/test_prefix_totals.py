@@ -1,7 +1,8 @@
-"""The input tokens of every prefix of a request, as the OpenAI wires' prompt cache reads them:
-counted in one pass over the items (`ConversationBuilder`), they are exactly what rebuilding the
-conversation of each prefix and counting it again gives (`sum(prefix_tokens(...))`), token for
-token, so the cached-token figures do not depend on how they are computed."""
+"""The input tokens of every prefix of a request, as prompt caching reads them: counted in one
+pass over the OpenAI wires' items (`ConversationBuilder`) and over a Claude message's blocks
+(`TurnTokens`), they are exactly what rebuilding the conversation (or the turn) of each prefix
+and counting it again gives (`prefix_tokens`), token for token, so the cached-token figures do
+not depend on how they are computed."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from thinkagent.emulator.brain import ConversationBuilder, prefix_tokens
-from thinkagent.emulator.model import Call, CallResult, ToolSpec, Turn
+from thinkagent.emulator.claude.rules import _neutral as claude_turn  # pyright: ignore[reportPrivateUsage]
+from thinkagent.emulator.model import Call, CallResult, Conversation, ToolSpec, Turn
 from thinkagent.emulator.openai.chat import _conversation as chat_conversation  # pyright: ignore[reportPrivateUsage]
 from thinkagent.emulator.openai.responses import _conversation as responses_conversation  # pyright: ignore[reportPrivateUsage]
 from thinkagent.emulator.openai.rules import OpenAIProfile, openai_profile
@@ -26,6 +28,7 @@ TOOLS = (
     ),
     ToolSpec("get_time", "The local time in a city."),
 )
+DOCUMENTS = frozenset({"application/pdf"})
 COMPACTED = (
     Turn("user", text="What's the weather in Paris?"),
     Turn("assistant", thinking="I will look it up.", calls=(Call("c0", "get_weather", {"a": 1}),)),
@@ -264,3 +267,40 @@ def test_the_builder_counts_what_prefix_tokens_counts() -> None:
     for step in steps:
         step()
         assert built.tokens == sum(prefix_tokens(built.conversation()))
+
+
+@st.composite
+def _block(draw: st.DrawFn) -> dict[str, Any]:
+    """A content block of a Claude message, of any kind the turn reads (or leaves out)."""
+    kind = draw(st.sampled_from(["text", "thinking", "redacted", "call", "result", "image"]))
+    if kind == "text":
+        return {"type": "text", "text": draw(_TEXT)}
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": draw(st.none() | _TEXT), "signature": "s"}
+    if kind == "redacted":
+        return {"type": "redacted_thinking", "data": draw(_TEXT)}
+    if kind == "call":
+        arguments = {"q": draw(_TEXT)}
+        return {"type": "tool_use", "id": "toolu_1", "name": "get_time", "input": arguments}
+    if kind == "result":
+        text = draw(_TEXT)
+        content = [{"type": "text", "text": text}] if draw(st.booleans()) else text
+        return {"type": "tool_result", "tool_use_id": "toolu_1", "content": content}
+    source = {"type": "base64", "media_type": "image/png", "data": "eA=="}
+    return {"type": "image", "source": source}
+
+
+@settings(max_examples=300, deadline=None)
+@given(role=st.sampled_from(["user", "assistant"]), blocks=st.lists(_block(), max_size=12))
+def test_claude_block_totals_are_the_rebuilt_prefixes_totals(
+    role: str, blocks: list[dict[str, Any]]
+) -> None:
+    turn, totals = claude_turn(role, blocks, "messages", DOCUMENTS)
+    rebuilt = [
+        prefix_tokens(
+            Conversation(turns=(claude_turn(role, blocks[: k + 1], "messages", DOCUMENTS)[0],))
+        )[1]
+        for k in range(len(blocks))
+    ]
+    assert list(totals) == rebuilt
+    assert not blocks or totals[-1] == prefix_tokens(Conversation(turns=(turn,)))[1]

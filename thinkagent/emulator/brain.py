@@ -91,6 +91,7 @@ from .server_tools import plan_uses
 __all__ = [
     "MAGIC_REDACTED_PROMPT",
     "ConversationBuilder",
+    "TurnTokens",
     "count_tokens",
     "plan",
     "prefix_tokens",
@@ -743,6 +744,35 @@ def _parts_tokens(calls: Iterable[Call], results: Iterable[CallResult]) -> int:
     """The tokens of a turn's calls and results (each counted on its own)."""
     called = sum(count_tokens(_format_args(c.arguments) + c.name) for c in calls)
     return called + sum(count_tokens(r.content) for r in results)
+
+
+class TurnTokens:
+    """The input tokens of a turn read one part at a time, as :func:`prefix_tokens` counts the
+    turn the parts make: its text parts joined by new lines (an empty part too), its thinking
+    parts likewise, each call and each result on its own. A wire that needs the tokens of
+    every prefix of a message's blocks reads the blocks once with it."""
+
+    def __init__(self) -> None:
+        self._text = -1  # len("\n".join(the text parts)), -1 before the first part
+        self._thinking = -1
+        self._parts = 0
+
+    @property
+    def tokens(self) -> int:
+        text = _length_tokens(max(self._text, 0)) + _length_tokens(max(self._thinking, 0))
+        return 4 + text + self._parts
+
+    def text(self, text: str) -> None:
+        self._text += len(text) + 1
+
+    def thinking(self, text: str) -> None:
+        self._thinking += len(text) + 1
+
+    def call(self, call: Call) -> None:
+        self._parts += _parts_tokens((call,), ())
+
+    def result(self, result: CallResult) -> None:
+        self._parts += _parts_tokens((), (result,))
 
 
 class ConversationBuilder:
