@@ -461,13 +461,13 @@ def _conversation(
     ``k`` messages (``k`` from 0), for prompt caching."""
     built = ConversationBuilder(tools)
     totals = [built.tokens]
-    results = False  # the latest message is a tool's: its turn takes the next result
+    after_tool = False  # the latest message is a tool's: the next result joins its turn
     for index, message in enumerate(messages):
         role = message.get("role")
         content = text_of(message.get("content"))
         if role == "tool":
             result = CallResult(str(message.get("tool_call_id")), content)
-            if results:
+            if after_tool:
                 built.merge(results=(result,))
             else:
                 built.append(Turn("user", results=(result,)))
@@ -489,7 +489,7 @@ def _conversation(
                 for call in (as_mapping(c) for c in as_list(message.get("tool_calls")))
             )
             built.append(Turn("assistant", text=content, thinking=thinking, calls=calls))
-        results = role == "tool"
+        after_tool = role == "tool"
         totals.append(built.tokens)
     return built.conversation(), tuple(totals)
 
