@@ -79,6 +79,7 @@ from .model import (
     Conversation,
     Reply,
     ReplyUsage,
+    ServerToolSpec,
     ServerUse,
     Settings,
     ToolCallSpec,
@@ -89,6 +90,8 @@ from .server_tools import plan_uses
 
 __all__ = [
     "MAGIC_REDACTED_PROMPT",
+    "ConversationBuilder",
+    "TurnTokens",
     "count_tokens",
     "plan",
     "prefix_tokens",
@@ -330,7 +333,12 @@ _NUMBER_RE = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-]|\.\d)")
 
 def count_tokens(text: str) -> int:
     """About four characters per token (at least one for any non-empty text)."""
-    return math.ceil(len(text) / 4)
+    return _length_tokens(len(text))
+
+
+def _length_tokens(chars: int) -> int:
+    """The tokens of a text of ``chars`` characters."""
+    return math.ceil(chars / 4)
 
 
 def subjects(text: str, vocabulary: frozenset[str] = frozenset()) -> list[str]:
@@ -716,20 +724,131 @@ def prefix_tokens(conversation: Conversation) -> list[int]:
     :func:`reply_usage` counts them (they add up to its ``input_tokens``): first the system
     text and the tools, which every request of a conversation starts with, then each turn.
     Prompt caching (:mod:`~thinkagent.emulator.caching`) counts cached prefixes with them."""
-    tools = (
-        t.name + t.description + json.dumps(t.schema, sort_keys=True) for t in conversation.tools
-    )
-    counts = [8 + _tokens([conversation.system, *tools])]
-    for turn in conversation.turns:
-        texts = [turn.text, turn.thinking]
-        texts.extend(_format_args(c.arguments) + c.name for c in turn.calls)
-        texts.extend(r.content for r in turn.results)
-        counts.append(4 + _tokens(texts))
+    counts = [8 + count_tokens(conversation.system) + _tools_tokens(conversation.tools)]
+    counts.extend(_turn_tokens(turn) for turn in conversation.turns)
     return counts
 
 
-def _tokens(texts: Iterable[str]) -> int:
-    return sum(count_tokens(t) for t in texts if t)
+def _tools_tokens(tools: Iterable[ToolSpec]) -> int:
+    return sum(
+        count_tokens(t.name + t.description + json.dumps(t.schema, sort_keys=True)) for t in tools
+    )
+
+
+def _turn_tokens(turn: Turn) -> int:
+    text = count_tokens(turn.text) + count_tokens(turn.thinking)
+    return 4 + text + _parts_tokens(turn.calls, turn.results)
+
+
+def _parts_tokens(calls: Iterable[Call], results: Iterable[CallResult]) -> int:
+    """The tokens of a turn's calls and results (each counted on its own)."""
+    called = sum(count_tokens(_format_args(c.arguments) + c.name) for c in calls)
+    return called + sum(count_tokens(r.content) for r in results)
+
+
+class TurnTokens:
+    """The input tokens of a turn read one part at a time, as :func:`prefix_tokens` counts the
+    turn the parts make: its text parts joined by new lines (an empty part too), its thinking
+    parts likewise, each call and each result on its own. A wire that needs the tokens of
+    every prefix of a message's blocks reads the blocks once with it."""
+
+    def __init__(self) -> None:
+        self._text = -1  # len("\n".join(the text parts)), -1 before the first part
+        self._thinking = -1
+        self._parts = 0
+
+    @property
+    def tokens(self) -> int:
+        text = _length_tokens(max(self._text, 0)) + _length_tokens(max(self._thinking, 0))
+        return 4 + text + self._parts
+
+    def text(self, text: str) -> None:
+        self._text += len(text) + 1
+
+    def thinking(self, text: str) -> None:
+        self._thinking += len(text) + 1
+
+    def call(self, call: Call) -> None:
+        self._parts += _parts_tokens((call,), ())
+
+    def result(self, result: CallResult) -> None:
+        self._parts += _parts_tokens((), (result,))
+
+
+class ConversationBuilder:
+    """A :class:`Conversation` read from a request one item at a time, its input tokens kept
+    as it grows: :attr:`tokens` is ``sum(prefix_tokens(self.conversation()))`` after every
+    step, at the cost of counting each new piece once. A wire's prompt cache needs the tokens
+    of every prefix of a request; rebuilding and recounting each prefix instead costs time
+    quadratic in the length of the request."""
+
+    def __init__(
+        self, tools: tuple[ToolSpec, ...] = (), server_tools: tuple[ServerToolSpec, ...] = ()
+    ) -> None:
+        self._tools = tools
+        self._server_tools = server_tools
+        self._system: list[str] = []
+        self._system_chars = 0  # len("\n".join(self._system))
+        self._turns: list[Turn] = []
+        self._head = 8 + _tools_tokens(tools)  # the system text aside
+        self._turns_tokens = 0
+
+    @property
+    def tokens(self) -> int:
+        return self._head + _length_tokens(self._system_chars) + self._turns_tokens
+
+    @property
+    def last(self) -> Turn | None:
+        """The latest turn (None before the first)."""
+        return self._turns[-1] if self._turns else None
+
+    def add_system(self, text: str) -> None:
+        """Add ``text`` to the system text, on a line of its own (empty text adds nothing)."""
+        if text:
+            self._system_chars += len(text) + (1 if self._system else 0)
+            self._system.append(text)
+
+    def append(self, turn: Turn) -> None:
+        self._turns.append(turn)
+        self._turns_tokens += _turn_tokens(turn)
+
+    def merge(
+        self,
+        *,
+        text: str = "",
+        calls: tuple[Call, ...] = (),
+        results: tuple[CallResult, ...] = (),
+        uses: tuple[ServerUse, ...] = (),
+    ) -> None:
+        """Add to the latest turn: ``text`` after its text (on a new line, when both have
+        some), and the calls, results and built-in tool uses after its own."""
+        last = self._turns[-1]
+        joined = "\n".join(t for t in (last.text, text) if t)
+        merged = replace(
+            last,
+            text=joined,
+            calls=last.calls + calls,
+            results=last.results + results,
+            server_uses=last.server_uses + uses,
+        )
+        self._turns[-1] = merged
+        self._turns_tokens += count_tokens(joined) - count_tokens(last.text)
+        self._turns_tokens += _parts_tokens(calls, results)
+
+    def restart(self, turns: Iterable[Turn]) -> None:
+        """Replace every turn so far with ``turns`` (what a compaction stands for)."""
+        self._turns = []
+        self._turns_tokens = 0
+        for turn in turns:
+            self.append(turn)
+
+    def conversation(self) -> Conversation:
+        return Conversation(
+            system="\n".join(self._system),
+            turns=tuple(self._turns),
+            tools=self._tools,
+            server_tools=self._server_tools,
+        )
 
 
 _SENTENCE_RE = re.compile(r"[^.!?\n]+")

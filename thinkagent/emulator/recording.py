@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -69,13 +71,21 @@ class RecordedRequest:
 
 class Recorder:
     """A thread-safe log of the last ``max_items`` :class:`RecordedRequest` (older ones
-    are forgotten, so a long-running emulator does not grow without bound)."""
+    are forgotten, so a long-running emulator does not grow without bound).
+
+    A conversation sends its whole history again with each request. An item of a body's
+    top-level lists (``messages``, ``input``, ``contents``, ``tools``...) equal to one a recorded
+    body already holds (the same JSON) is kept once and shared by both bodies, so the log grows
+    with what each request adds, not with the length of its history: a recorded body is read,
+    never changed."""
 
     def __init__(self, max_items: int = MAX_RECORDED) -> None:
         if max_items < 1:
             raise ValueError("max_items must be at least 1")
         self._lock = threading.Lock()
-        self._items: deque[RecordedRequest] = deque(maxlen=max_items)
+        self._max_items = max_items
+        self._items: deque[tuple[RecordedRequest, list[_Shared]]] = deque()
+        self._shared: dict[bytes, _Shared] = {}  # by the digest of the item's JSON
 
     def add(
         self,
@@ -90,19 +100,67 @@ class Recorder:
         all_headers = {k.lower(): v for k, v in headers}
         clean_headers = {k: v for k, v in all_headers.items() if k not in CREDENTIAL_HEADERS}
         clean_query = {k: v for k, v in query if k.lower() not in CREDENTIAL_QUERY}
-        item = RecordedRequest(
-            api, method, path, clean_query, clean_headers, body, auth_scheme(all_headers)
-        )
+        lists = _digested_lists(body)
         with self._lock:
-            self._items.append(item)
+            held = {name: [self._share(*pair) for pair in pairs] for name, pairs in lists.items()}
+            if held:
+                body = {**body, **{name: [s.value for s in items] for name, items in held.items()}}
+            item = RecordedRequest(
+                api, method, path, clean_query, clean_headers, body, auth_scheme(all_headers)
+            )
+            self._items.append((item, [s for items in held.values() for s in items]))
+            while len(self._items) > self._max_items:
+                self._release(self._items.popleft()[1])
         return item
 
     def snapshot(self) -> list[RecordedRequest]:
         """A copy of the recorded requests (the last ``max_items``), oldest first."""
         with self._lock:
-            return list(self._items)
+            return [item for item, _ in self._items]
 
     def clear(self) -> None:
         """Forget every recorded request."""
         with self._lock:
             self._items.clear()
+            self._shared.clear()
+
+    def _share(self, digest: bytes, value: Any) -> _Shared:
+        shared = self._shared.get(digest)
+        if shared is None:
+            shared = self._shared[digest] = _Shared(digest, value)
+        shared.holders += 1
+        return shared
+
+    def _release(self, held: Iterable[_Shared]) -> None:
+        for shared in held:
+            shared.holders -= 1
+            if not shared.holders:
+                del self._shared[shared.digest]
+
+
+class _Shared:
+    """An item recorded bodies share, and how many times they hold it."""
+
+    __slots__ = ("digest", "holders", "value")
+
+    def __init__(self, digest: bytes, value: Any) -> None:
+        self.digest = digest
+        self.value = value
+        self.holders = 0
+
+
+def _digested_lists(body: Any) -> dict[str, list[tuple[bytes, Any]]]:
+    """The top-level lists of a JSON object ``body``, each item with a digest of its JSON
+    (equal JSON, key order included, is the same value)."""
+    if not isinstance(body, dict):
+        return {}
+    return {
+        name: [(_digest(v), v) for v in cast("list[Any]", values)]
+        for name, values in cast("dict[str, Any]", body).items()
+        if isinstance(values, list)
+    }
+
+
+def _digest(value: Any) -> bytes:
+    text = json.dumps(value, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()

@@ -38,7 +38,7 @@ from ..brain import count_tokens, prefix_tokens
 from ..caching import CacheRules, CacheUse, PrefixCache, Segment, segment
 from ..encoding import mapping_or_none
 from ..framework import WireError
-from ..model import Conversation, ToolSpec, Turn
+from ..model import Conversation, ToolSpec
 from .profiles import ClaudeProfile
 
 __all__ = ["LOOKBACK", "MAX_BREAKPOINTS", "CachePlan", "check_markers", "plan_cache"]
@@ -159,13 +159,13 @@ def plan_cache(
     messages: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
     top_level: Any,
     conversation: Conversation,
-    read_turn: Callable[[str, Sequence[Mapping[str, Any]]], Turn],
+    read_tokens: Callable[[str, Sequence[Mapping[str, Any]]], Sequence[int]],
     config: Mapping[str, Any],
 ) -> CachePlan:
     """The :class:`CachePlan` of a checked request: ``messages`` as the model reads them (the
-    thinking it drops left out), ``read_turn`` how it reads blocks of a message as a turn,
-    ``config`` what invalidates the cached messages when it changes (the thinking
-    configuration and the effort).
+    thinking it drops left out), ``read_tokens`` the tokens of the turn each prefix of a
+    message's blocks makes (its first ``k + 1`` blocks), ``config`` what invalidates the
+    cached messages when it changes (the thinking configuration and the effort).
 
     Each block gets the tokens the brain counts for it: a tool its own text, a system block or
     a message's block what it adds to the text before it, so that a prefix's tokens depend on
@@ -194,6 +194,7 @@ def plan_cache(
     first = True
     for role, blocks, read in _read_messages(messages):
         total = next(turns, 0) if read else 0
+        totals = read_tokens(role, blocks) if read and len(blocks) > 1 else ()
         done = 0
         for k, block in enumerate(blocks):
             key: list[Any] = [role, k == 0]
@@ -201,7 +202,7 @@ def plan_cache(
                 key.append(dict(config))  # a new configuration: the messages are not cached
                 first = False
             last = k == len(blocks) - 1
-            upto = total if last or not read else _turn_tokens(read_turn(role, blocks[: k + 1]))
+            upto = total if last or not read else totals[k]
             contents.append([*key, _unmarked(block)])
             tokens.append(upto - done)
             markers.append(block.get("cache_control"))
@@ -225,11 +226,6 @@ def plan_cache(
 def _tool_tokens(tool: ToolSpec) -> int:
     """A tool's tokens, as the brain counts them."""
     return count_tokens(tool.name + tool.description + json.dumps(tool.schema, sort_keys=True))
-
-
-def _turn_tokens(turn: Turn) -> int:
-    """A turn's tokens, as the brain counts them."""
-    return prefix_tokens(Conversation(system="", turns=(turn,), tools=()))[1]
 
 
 def _ttl(marker: Any) -> float:

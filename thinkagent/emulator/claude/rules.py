@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
-from ..brain import reply_usage
+from ..brain import TurnTokens, reply_usage
 from ..encoding import arguments_json, list_or_none, mapping_or_none, stable_id
 from ..framework import WireError
 from ..model import Call, CallResult, Conversation, Media, Reply, Settings, ToolSpec, Turn
@@ -580,21 +580,29 @@ def _media(block: Mapping[str, Any], where: str, documents: frozenset[str]) -> M
 
 def _neutral(
     role: str, blocks: Sequence[Mapping[str, Any]], where: str, documents: frozenset[str]
-) -> Turn:
+) -> tuple[Turn, tuple[int, ...]]:
+    """The turn ``blocks`` make, and the input tokens of the turn each prefix of them makes
+    (its first ``k + 1`` blocks, as :func:`~thinkagent.emulator.brain.prefix_tokens` counts a
+    turn), for prompt caching."""
     texts: list[str] = []
     thinking: list[str] = []
     calls: list[Call] = []
     results: list[CallResult] = []
     media: list[Media] = []
+    tokens = TurnTokens()
+    totals: list[int] = []
     for j, block in enumerate(blocks):
         kind = block["type"]
         if kind == "text" and isinstance(block.get("text"), str):
             texts.append(cast("str", block["text"]))
+            tokens.text(texts[-1])
         elif kind == "thinking":
             thinking.append(cast("str", block.get("thinking") or ""))
+            tokens.thinking(thinking[-1])
         elif kind == "tool_use":
             arguments = mapping_or_none(block.get("input")) or {}
             calls.append(Call(cast("str", block["id"]), cast("str", block["name"]), arguments))
+            tokens.call(calls[-1])
         elif kind == "tool_result":
             content = block.get("content", "")
             items = [mapping_or_none(item) or {} for item in list_or_none(content) or []]
@@ -611,9 +619,11 @@ def _neutral(
                     media=seen,
                 )
             )
+            tokens.result(results[-1])
         elif kind in ("image", "document") and role == "user":
             media.append(_media(block, f"{where}.{j}", documents))
-    return Turn(
+        totals.append(tokens.tokens)
+    turn = Turn(
         role="assistant" if role == "assistant" else "user",
         text="\n".join(texts),
         thinking="\n".join(thinking),
@@ -622,6 +632,7 @@ def _neutral(
         media=tuple(media),
         server_uses=server_tools.read_blocks(blocks) if role == "assistant" else (),
     )
+    return turn, tuple(totals)
 
 
 def _turns(messages: Parsed, documents: frozenset[str]) -> tuple[Turn, ...]:
@@ -638,12 +649,12 @@ def _turns(messages: Parsed, documents: frozenset[str]) -> tuple[Turn, ...]:
         turns.append(Turn(role="user", text=text))
         rest = messages[i][1][j + 1 :]
         if rest:
-            turns.append(_neutral(messages[i][0], rest, f"messages.{i}.content", documents))
+            turns.append(_neutral(messages[i][0], rest, f"messages.{i}.content", documents)[0])
         start = i + 1
     for i in range(start, len(messages)):
         role, blocks = messages[i]
         if role != "system":
-            turns.append(_neutral(role, blocks, f"messages.{i}.content", documents))
+            turns.append(_neutral(role, blocks, f"messages.{i}.content", documents)[0])
     return tuple(turns)
 
 
@@ -933,7 +944,7 @@ def parse_request(
         messages=parsed,
         top_level=body.get("cache_control"),
         conversation=conversation,
-        read_turn=lambda role, blocks: _neutral(role, blocks, "messages", documents),
+        read_tokens=lambda role, blocks: _neutral(role, blocks, "messages", documents)[1],
         config={"thinking": [thinking.kind, thinking.budget], "effort": effort},
     )
     settings = Settings(

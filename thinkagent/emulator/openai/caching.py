@@ -18,7 +18,7 @@ DeepSeek caches prefixes on disk in 64-token units and reports ``prompt_cache_hi
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,11 +66,11 @@ class AutomaticCache:
         body: Mapping[str, Any],
         head: Mapping[str, Any],
         items: Sequence[Mapping[str, Any]],
-        tokens: Callable[[int], int],
+        totals: Sequence[int],
     ) -> int:
         """The tokens of this request read from the cache (0 where the host reports none),
         after keeping its prefixes for later requests. ``head`` is what comes before the
-        ``items`` (the messages, or the input items) in the prompt; ``tokens(k)`` the input
+        ``items`` (the messages, or the input items) in the prompt; ``totals[k]`` the input
         tokens of the head and the first ``k`` items, as the brain counts them."""
         rules = cache_rules(model)
         retention = body.get("prompt_cache_retention")
@@ -81,7 +81,6 @@ class AutomaticCache:
         key = body.get("prompt_cache_key")
         account = hashlib.sha256(credential.encode()).hexdigest()[:16]
         namespace = (account, model_name, key if isinstance(key, str) else None)
-        totals = [tokens(k) for k in range(len(items) + 1)]
         segments = [segment(dict(head), totals[0])]
         segments += [segment(dict(item), totals[k + 1] - totals[k]) for k, item in enumerate(items)]
         ttl = _RETENTION[retention if isinstance(retention, str) else "in_memory"]

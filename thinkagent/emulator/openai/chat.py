@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
-from ..brain import prefix_tokens
+from ..brain import ConversationBuilder
 from ..encoding import (
     arguments_json,
     as_list,
@@ -131,6 +131,7 @@ class _ChatRequest:
     model: OpenAIProfile
     model_name: str
     conversation: Conversation
+    prefix_totals: tuple[int, ...]  # the input tokens of the first k messages, for each k from 0
     settings: Settings
     stream: bool
     include_usage: bool
@@ -427,7 +428,7 @@ def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
     if gemini and model.name.lower().startswith("gemini-3"):
         check_gemini_calls(messages, signer)
 
-    conversation = _conversation(model, messages, tools)
+    conversation, totals = _conversation(model, messages, tools)
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
     settings = Settings(
         thinking=thinking,
@@ -443,6 +444,7 @@ def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
         model=model,
         model_name=raw_model,
         conversation=conversation,
+        prefix_totals=totals,
         settings=settings,
         stream=body.get("stream") is True,
         include_usage=options.get("include_usage") is True,
@@ -452,25 +454,27 @@ def _parse(request: WireRequest, signer: Signer) -> _ChatRequest:
 
 def _conversation(
     model: OpenAIProfile, messages: Sequence[Mapping[str, Any]], tools: tuple[ToolSpec, ...]
-) -> Conversation:
-    system: list[str] = []
-    turns: list[Turn] = []
-    results: list[CallResult] = []
+) -> tuple[Conversation, tuple[int, ...]]:
+    """The neutral conversation of ``messages`` (consecutive tool messages make one user turn
+    of results), and the input tokens of each prefix of ``messages``, as
+    :func:`~thinkagent.emulator.brain.prefix_tokens` counts the conversation of its first
+    ``k`` messages (``k`` from 0), for prompt caching."""
+    built = ConversationBuilder(tools)
+    totals = [built.tokens]
+    after_tool = False  # the latest message is a tool's: the next result joins its turn
     for index, message in enumerate(messages):
         role = message.get("role")
-        if role == "tool":
-            results.append(
-                CallResult(str(message.get("tool_call_id")), text_of(message.get("content")))
-            )
-            continue
-        if results:
-            turns.append(Turn("user", results=tuple(results)))
-            results = []
         content = text_of(message.get("content"))
-        if role in ("system", "developer"):
-            system.append(content)
+        if role == "tool":
+            result = CallResult(str(message.get("tool_call_id")), content)
+            if after_tool:
+                built.merge(results=(result,))
+            else:
+                built.append(Turn("user", results=(result,)))
+        elif role in ("system", "developer"):
+            built.add_system(content)
         elif role == "user":
-            turns.append(Turn("user", text=content, media=_media(message.get("content"), index)))
+            built.append(Turn("user", text=content, media=_media(message.get("content"), index)))
         elif role == "assistant":
             thinking = ""
             if model.family != "openai":  # OpenAI's own endpoint ignores replayed reasoning
@@ -484,10 +488,10 @@ def _conversation(
                 )
                 for call in (as_mapping(c) for c in as_list(message.get("tool_calls")))
             )
-            turns.append(Turn("assistant", text=content, thinking=thinking, calls=calls))
-    if results:
-        turns.append(Turn("user", results=tuple(results)))
-    return Conversation(system="\n".join(s for s in system if s), turns=tuple(turns), tools=tools)
+            built.append(Turn("assistant", text=content, thinking=thinking, calls=calls))
+        after_tool = role == "tool"
+        totals.append(built.tokens)
+    return built.conversation(), tuple(totals)
 
 
 # --- rendering -------------------------------------------------------------------------
@@ -665,9 +669,7 @@ class OpenAIChatAPI(OpenAIWire):
             body=sent,
             head={"tools": sent.get("tools"), "response_format": sent.get("response_format")},
             items=messages,
-            tokens=lambda k: sum(
-                prefix_tokens(_conversation(parsed.model, messages[:k], parsed.conversation.tools))
-            ),
+            totals=parsed.prefix_totals,
         )
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest() + "\x1f" + parsed.model_name

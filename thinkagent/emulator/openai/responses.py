@@ -53,7 +53,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
-from ..brain import prefix_tokens
+from ..brain import ConversationBuilder, prefix_tokens
 from ..encoding import (
     arguments_json,
     as_list,
@@ -217,6 +217,7 @@ class _ResponsesRequest:
     tool_choice: Any
     tools: list[dict[str, Any]]
     items: list[Mapping[str, Any]]
+    prefix_totals: tuple[int, ...]  # the input tokens of the first k items, for each k from 0
     texts: Mapping[int, str]  # the reasoning items' texts, by item index
     compacted: Mapping[int, tuple[Turn, ...]]  # what each compaction item stands for
     context: str | None  # the reasoning.context in effect (None: the model does not reason)
@@ -503,11 +504,14 @@ def _conversation(
     compacted: Mapping[int, tuple[Turn, ...]],
     server: tuple[ServerToolSpec, ...] = (),
     listed: set[str] | None = None,
-) -> Conversation:
-    """The neutral conversation of ``input``: a compaction item stands for everything before
-    it (what it carries replaces the items before it)."""
-    system = [instructions] if instructions else []
-    turns: list[Turn] = []
+) -> tuple[Conversation, tuple[int, ...]]:
+    """The neutral conversation of ``input`` (a compaction item stands for everything before
+    it: what it carries replaces the items before it), and the input tokens of each prefix of
+    ``input``, as :func:`~thinkagent.emulator.brain.prefix_tokens` counts the conversation of
+    its first ``k`` items (``k`` from 0), for prompt caching."""
+    built = ConversationBuilder(tools, server)
+    built.add_system(instructions)
+    totals = [built.tokens]
     listed = set() if listed is None else listed
 
     def assistant(
@@ -516,17 +520,11 @@ def _conversation(
         calls: tuple[Call, ...] = (),
         uses: tuple[ServerUse, ...] = (),
     ) -> None:
-        if turns and turns[-1].role == "assistant" and not thinking:
-            last = turns[-1]
-            turns[-1] = Turn(
-                "assistant",
-                text="\n".join(t for t in (last.text, text) if t),
-                thinking=last.thinking,
-                calls=last.calls + calls,
-                server_uses=last.server_uses + uses,
-            )
+        last = built.last
+        if last is not None and last.role == "assistant" and not thinking:
+            built.merge(text=text, calls=calls, uses=uses)
         else:
-            turns.append(
+            built.append(
                 Turn("assistant", text=text, thinking=thinking, calls=calls, server_uses=uses)
             )
 
@@ -536,16 +534,16 @@ def _conversation(
             role = item.get("role")
             content = text_of(item.get("content"))
             if role in ("system", "developer"):
-                system.append(content)
+                built.add_system(content)
             elif role == "assistant":
                 assistant(text=content)
             else:
                 media = _media(item.get("content"), f"input[{index}].content")
-                turns.append(Turn("user", text=content, media=media))
+                built.append(Turn("user", text=content, media=media))
         elif kind == "reasoning":
-            turns.append(Turn("assistant", thinking=texts.get(index, "")))
+            built.append(Turn("assistant", thinking=texts.get(index, "")))
         elif kind == "compaction":
-            turns = list(compacted.get(index, ()))
+            built.restart(compacted.get(index, ()))
         elif kind == "function_call":
             call = Call(
                 str(item.get("call_id")),
@@ -558,22 +556,18 @@ def _conversation(
             if use is not None:
                 assistant(uses=(use,))
         elif kind == "mcp_approval_response":
-            turns.append(server_tools.approval_turn(item))
+            built.append(server_tools.approval_turn(item))
         elif kind == "function_call_output":
             output = item.get("output")
             media = _media(output, f"input[{index}].output")
             result = CallResult(str(item.get("call_id")), text_of(output), media=media)
-            if turns and turns[-1].role == "user" and turns[-1].results:
-                last = turns[-1]
-                turns[-1] = Turn("user", results=(*last.results, result))
+            last = built.last
+            if last is not None and last.role == "user" and last.results:
+                built.merge(results=(result,))
             else:
-                turns.append(Turn("user", results=(result,)))
-    return Conversation(
-        system="\n".join(s for s in system if s),
-        turns=tuple(turns),
-        tools=tools,
-        server_tools=server,
-    )
+                built.append(Turn("user", results=(result,)))
+        totals.append(built.tokens)
+    return built.conversation(), tuple(totals)
 
 
 def _response_schema(raw: Any) -> Mapping[str, Any] | None:
@@ -641,11 +635,13 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
     instructions = body.get("instructions")
     instructions = instructions if isinstance(instructions, str) else None
     listed: set[str] = set()
-    conversation = _conversation(items, texts, instructions or "", specs, compacted, hosted, listed)
+    conversation, totals = _conversation(
+        items, texts, instructions or "", specs, compacted, hosted, listed
+    )
     rendered = conversation
     if compacted:  # what follows the latest compaction item, and that item as a summary
         summaries = dict.fromkeys(compacted, ())
-        rendered = _conversation(items, texts, instructions or "", specs, summaries, hosted)
+        rendered, _ = _conversation(items, texts, instructions or "", specs, summaries, hosted)
     thinking, level = brain_effort(effort)
     max_output = body.get("max_output_tokens")
     max_output = max_output if isinstance(max_output, int) else None
@@ -676,6 +672,7 @@ def _parse(request: WireRequest, signer: Signer, store: _Store) -> _ResponsesReq
         tool_choice=body.get("tool_choice", "auto"),
         tools=echoed_tools,
         items=items,
+        prefix_totals=totals,
         texts=texts,
         compacted=compacted,
         context=context,
@@ -823,17 +820,7 @@ class OpenAIResponsesAPI(OpenAIWire):
                 "instructions": body.get("instructions"),
             },
             items=parsed.items,
-            tokens=lambda k: sum(
-                prefix_tokens(
-                    _conversation(
-                        parsed.items[:k],
-                        parsed.texts,
-                        parsed.instructions or "",
-                        parsed.conversation.tools,
-                        parsed.compacted,
-                    )
-                )
-            ),
+            totals=parsed.prefix_totals,
         )
         reply = self.state.reply(self.name, parsed.conversation, parsed.settings)
         seed = parsed.conversation.digest() + "\x1f" + parsed.model_name + "\x1f" + scope
