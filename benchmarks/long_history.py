@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from loops import run_tool
-from overhead import pin_client, start_emulator
+from overhead import pin_client, start_emulator, stop_emulator
 
 from thinkagent import Agent, Message
 
@@ -734,8 +734,7 @@ def main() -> int:
     try:
         rows = _run_workers(args, url)
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop_emulator(process)
     return _report(rows, args.only, args.sizes)
 
 

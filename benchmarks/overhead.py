@@ -63,6 +63,17 @@ def start_emulator() -> tuple[subprocess.Popen[str], str]:
     return process, match.group(1)
 
 
+def stop_emulator(process: subprocess.Popen[str]) -> None:
+    """Stop the emulator process: asked to end, then killed if it has not within ten seconds
+    (one that served long conversations may take longer to free what it kept)."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def _has(program: str) -> bool:
     return any(
         os.access(os.path.join(p, program), os.X_OK)
@@ -220,8 +231,7 @@ def main() -> int:
     try:
         return asyncio.run(run(args, base_url))
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop_emulator(process)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from overhead import start_emulator
+from overhead import start_emulator, stop_emulator
 
 from thinkagent import (
     Agent,
@@ -290,8 +290,7 @@ def cli() -> int:
     try:
         return asyncio.run(main(args, url, process.pid))
     finally:
-        process.terminate()
-        process.wait(10)
+        stop_emulator(process)
 
 
 if __name__ == "__main__":
