@@ -9,9 +9,9 @@ Pure Python: no vendor SDK is imported here. The user-facing names are exported 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, NoReturn, cast, get_args
+from typing import Any, Literal, NoReturn, TypeVar, cast, get_args
 
 from pydantic import JsonValue
 
@@ -691,6 +691,10 @@ class Prepared:
     sources: list[Message | None] = field(default_factory=list[Message | None])
 
 
+EncodedT = TypeVar("EncodedT")
+_TURN_ENCODED = "claude-turn-encoded"
+
+
 class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
     """The base of both Claude adapters: the options every adapter has, and `effort` and
     `max_tokens`, all read-only and checked before the client is built (what the model refuses,
@@ -1063,6 +1067,31 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             merged.parts, merged.origins = parts, origins
         else:
             entries.append(_Entry("system", parts, origins, index))
+
+    def _turns_encoded(
+        self, prepared: Prepared, encode: Callable[[int, str, list[Part]], EncodedT]
+    ) -> list[EncodedT]:
+        """`encode(k, role, parts)` for each turn of `prepared`, kept with the message the turn
+        ends (`Prepared.sources`) while its parts are the same: a conversation's later requests
+        encode their new turns only (ADR 180). A turn with a cache breakpoint is encoded each
+        time (where the breakpoint goes changes from request to request)."""
+        peek, put = self._per_message.peek, self._per_message.put
+        cache = prepared.cache
+        marked = {turn for turn, _ in cache.marks} if cache is not None else ()
+        sources = prepared.sources
+        encoded: list[EncodedT] = []
+        for k, (role, parts) in enumerate(prepared.turns):
+            source = sources[k] if k < len(sources) and k not in marked else None
+            if source is not None:
+                kept = peek(source, (_TURN_ENCODED, role))
+                if kept is not None and kept[0] is parts:
+                    encoded.append(kept[1])
+                    continue
+            value = encode(k, role, parts)
+            if source is not None:
+                put(source, (_TURN_ENCODED, role), (parts, value))
+            encoded.append(value)
+        return encoded
 
     def _notes_as_text(self, request: ModelRequest) -> list[WarningEvent]:
         """On a model or platform without mid-conversation system messages, the check of the

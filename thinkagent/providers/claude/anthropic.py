@@ -444,28 +444,13 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
 
     def _messages_json(self, prepared: Prepared) -> tuple[list[dict[str, Any]], str]:
         """`messages` (`_messages`, its blocks shared: a block with a cache breakpoint copied
-        with it, each time), and its JSON text, from each part's JSON encoded once. A turn's
-        message and JSON are kept with the message it ends (`Prepared.sources`) while its parts
-        are the same."""
-        peek, put = self._per_message.peek, self._per_message.put
-        cache = prepared.cache
-        marked = {turn for turn, _ in cache.marks} if cache is not None else ()
-        sources = prepared.sources
-        messages: list[dict[str, Any]] = []
-        texts: list[str] = []
-        for k, (role, parts) in enumerate(prepared.turns):
-            source = sources[k] if k < len(sources) and k not in marked else None
-            if source is not None:
-                kept = peek(source, (_TURN_JSON, role))
-                if kept is not None and kept[0] is parts:
-                    messages.append(kept[1])
-                    texts.append(kept[2])
-                    continue
-            message, text = self._turn_json(prepared, k, role, parts)
-            if source is not None:
-                put(source, (_TURN_JSON, role), (parts, message, text))
-            messages.append(message)
-            texts.append(text)
+        with it, each time), and its JSON text, from each part's JSON encoded once; each turn's
+        message and JSON kept with the message it ends (`_turns_encoded`)."""
+        turns = self._turns_encoded(
+            prepared, lambda k, role, parts: self._turn_json(prepared, k, role, parts)
+        )
+        messages = [message for message, _ in turns]
+        texts = [text for _, text in turns]
         return messages, json_array(texts)
 
     def _turn_json(
@@ -726,7 +711,6 @@ def _messages(prepared: Prepared) -> list[dict[str, Any]]:
 
 
 _BLOCK_JSON = "anthropic-block-json"
-_TURN_JSON = "anthropic-turn-json"
 
 _OMITTED = (anthropic.Omit, anthropic.NotGiven)
 

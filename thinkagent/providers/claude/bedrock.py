@@ -525,24 +525,11 @@ class BedrockModel(ClaudeModel[Any]):
 
     def _messages_json(self, prepared: Prepared) -> str:
         """The JSON text botocore writes for `messages` (`_messages`), from each part's JSON
-        encoded once (the cache points' blocks each time). A turn's JSON is kept with the
-        message it ends (`Prepared.sources`) while its parts are the same."""
-        peek, put = self._per_message.peek, self._per_message.put
-        cache = prepared.cache
-        marked = {turn for turn, _ in cache.marks} if cache is not None else ()
-        sources = prepared.sources
-        turns: list[str] = []
-        for k, (role, parts) in enumerate(prepared.turns):
-            source = sources[k] if k < len(sources) and k not in marked else None
-            if source is not None:
-                kept = peek(source, (_TURN_JSON, role))
-                if kept is not None and kept[0] is parts:
-                    turns.append(kept[1])
-                    continue
-            text = self._turn_json(prepared, k, role, parts)
-            if source is not None:
-                put(source, (_TURN_JSON, role), (parts, text))
-            turns.append(text)
+        encoded once (the cache points' blocks each time); each turn's JSON kept with the message
+        it ends (`_turns_encoded`)."""
+        turns = self._turns_encoded(
+            prepared, lambda k, role, parts: self._turn_json(prepared, k, role, parts)
+        )
         return "[" + ", ".join(turns) + "]"
 
     def _turn_json(self, prepared: Prepared, k: int, role: str, parts: list[Part]) -> str:
@@ -641,7 +628,6 @@ def _call(
 
 
 _BLOCK_JSON = "bedrock-block-json"
-_TURN_JSON = "bedrock-turn-json"
 
 _MESSAGES: ContextVar[str | None] = ContextVar("thinkagent_bedrock_messages", default=None)
 """The JSON text of the `messages` of the call the current worker thread makes."""
