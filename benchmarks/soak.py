@@ -16,7 +16,7 @@ emulator is another process) is fitted to a line: each turn sends the whole hist
 turn's CPU grows linearly with its number; the fit's slope on the second half of the turns
 over the first half is about 1 for a linear growth (it would be about 3 for a quadratic one).
 Exits non-zero on any error or invalid history, or a growth that is clearly superlinear (a
-second-half slope 2.5 times the first half's or more). About three minutes on two cores.
+second-half slope 2.5 times the first half's or more). About two minutes on two cores.
 """
 
 from __future__ import annotations
