@@ -172,3 +172,31 @@ async def test_no_credential_in_messages_errors_or_reprs(emu: Emulator) -> None:
     assert error.status == 403 and not error.retryable
     seen = [dump_messages(result.messages), repr(agent.model), str(error), repr(error)]
     assert not any(secret in text or "AKIA" in text for text in seen)
+
+
+async def test_the_hooks_are_registered_on_the_client_once(
+    emu: Emulator, bedrock_client: Any
+) -> None:
+    """The body and header hooks go on a client's events once, not per request: botocore
+    inspects a handler on every registration, even one it skips for its unique id."""
+    events = bedrock_client.meta.events
+    registered: list[str] = []
+    register_first = events.register_first
+
+    def counting(event_name: str, handler: Any, **kw: Any) -> None:
+        registered.append(event_name)
+        register_first(event_name, handler, **kw)
+
+    events.register_first = counting
+    agent = make_agent(bedrock_client, "budget", settings={"extra_headers": {"x-trace": "1"}})
+    await agent.run(QUESTION)  # a tool loop: several requests
+    await agent.run(QUESTION)
+    assert len(emu.requests) >= 4
+    ours = [
+        f"{event}.bedrock-runtime.{operation}"
+        for event in ("before-call", "before-sign")
+        for operation in ("Converse", "ConverseStream")
+    ]
+    assert [registered.count(event) for event in ours] == [1, 1, 1, 1], registered
+    assert len(registered) == len(set(registered)), registered
+    assert all(r.headers.get("x-trace") == "1" for r in emu.requests)

@@ -35,6 +35,7 @@ import importlib
 import json
 import os
 import re
+import weakref
 from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
 from contextvars import ContextVar
 from types import MappingProxyType
@@ -644,14 +645,27 @@ def _block_json(part: Part) -> str:
 
 
 def _register_body_hook(client: Any) -> None:
-    """Register `_put_messages` on `client` (once: the hook has a unique id)."""
+    """Register `_put_messages` on `client`, once."""
+    _register_once(client, "before-call", _put_messages, _BODY_HOOK_ID)
+
+
+_REGISTERED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+"""The hooks registered on each client's event emitter, by hook id."""
+
+
+def _register_once(client: Any, event: str, handler: Callable[..., None], hook_id: str) -> None:
+    """Register `handler` first for `event` of both Converse operations on `client`, once:
+    botocore inspects a handler's signature on every registration, even one it then skips for
+    its unique id, which would cost every request."""
     events: Any = client.meta.events
+    registered = _REGISTERED.setdefault(events, set())
+    if hook_id in registered:
+        return
     for operation in ("Converse", "ConverseStream"):
         events.register_first(
-            f"before-call.bedrock-runtime.{operation}",
-            _put_messages,
-            unique_id=f"{_BODY_HOOK_ID}-{operation}",
+            f"{event}.bedrock-runtime.{operation}", handler, unique_id=f"{hook_id}-{operation}"
         )
+    registered.add(hook_id)
 
 
 def _put_messages(params: dict[str, Any], **_: Any) -> None:
@@ -673,18 +687,12 @@ def _extra_headers(
     client: Any, defaults: Mapping[str, str], settings: ModelSettings
 ) -> Mapping[str, str] | None:
     """The headers to add to a request (the model's, under the request's), with the hook that
-    adds them registered on the client (once: the hook has a unique id)."""
+    adds them registered on the client (once)."""
     headers = settings.get("extra_headers")
     if defaults:
         headers = {**defaults, **(headers or {})}
     if headers:
-        events: Any = client.meta.events
-        for operation in ("Converse", "ConverseStream"):
-            events.register_first(
-                f"before-sign.bedrock-runtime.{operation}",
-                _add_extra_headers,
-                unique_id=f"{_HEADERS_HOOK_ID}-{operation}",
-            )
+        _register_once(client, "before-sign", _add_extra_headers, _HEADERS_HOOK_ID)
     return headers
 
 
