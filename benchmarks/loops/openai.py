@@ -177,7 +177,7 @@ class ResponsesLoops:
                 if turn != 1 or status != "completed":
                     raise RuntimeError(f"unexpected status {status!r} on turn {turn}")
                 return
-            items = [*items, *_replayable(output)]
+            items = [*items, *replayable(output)]
             for call in calls:
                 output_text = await run_tool(sync, json.loads(call.arguments))
                 items.append(
@@ -204,7 +204,7 @@ class ResponsesLoops:
         await self.client.close()
 
 
-def _replayable(output: list[Any]) -> list[dict[str, Any]]:
+def replayable(output: list[Any]) -> list[dict[str, Any]]:
     """Output items as input items, by hand: reasoning in full, before the item after it."""
     items: list[dict[str, Any]] = []
     for item in output:
