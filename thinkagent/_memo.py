@@ -1,14 +1,17 @@
 """`PerMessage`: what is derived from one message (or one part), derived once and kept while the
-message lives: the adapters' wire forms (ADR 180), the history checks' state.
+message lives: the adapters' wire forms (ADR 180). `PerPrefix`: what a pass over a history
+found in its first messages, kept for the conversation's next request.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
+from itertools import islice
+from operator import is_
 from typing import Any, TypeVar, cast
 
-__all__ = ["PerMessage"]
+__all__ = ["PerMessage", "PerPrefix"]
 
 T = TypeVar("T")
 
@@ -82,3 +85,42 @@ class PerMessage:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+class PerPrefix:
+    """What a pass over a history (a check, a replay) found in its first messages, kept for the
+    conversation's next request, which starts after that prefix and passes over its new
+    messages only: a request costs its new messages, not the history (ADR 180).
+
+    One state per conversation and `kind` (what the pass is and every setting it depends on),
+    the latest kept, held with the conversation's first message (`PerMessage`): it goes when
+    the conversation does. A request resumes only from a prefix its history starts with, the
+    same messages by identity, which one pass over the prefix's references checks. A state is
+    shared: callers copy what they change.
+    """
+
+    __slots__ = ("_kept",)
+
+    def __init__(self) -> None:
+        self._kept = PerMessage()
+
+    def resume(self, messages: Sequence[Any], kind: Hashable) -> tuple[int, Any]:
+        """The state kept for `messages[:n]` under `kind`, with `n`; `(0, None)` when none is
+        (the history does not start with the prefix kept)."""
+        if not messages:
+            return 0, None
+        kept = self._kept.peek(messages[0], kind)
+        if kept is None:
+            return 0, None
+        rest, state = cast("tuple[tuple[Any, ...], Any]", kept)
+        n = len(rest) + 1
+        if n > len(messages) or not all(map(is_, rest, islice(messages, 1, n))):
+            return 0, None
+        return n, state
+
+    def keep(self, messages: Sequence[Any], n: int, kind: Hashable, state: Any) -> None:
+        """Keep `state`, what the pass found in `messages[:n]`, for the next request (in place
+        of the one kept before). The first message is not among the references kept (it holds
+        them), so nothing keeps it alive."""
+        if n:
+            self._kept.put(messages[0], kind, (tuple(islice(messages, 1, n)), state))

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from ._memo import PerMessage
+from ._memo import PerPrefix
 from .errors import HistoryError
 from .messages import (
     Document,
@@ -71,17 +71,10 @@ def validate_history(messages: Sequence[Message], *, model_first: bool = False) 
     answered: set[str] = set()
     previous: tuple[str, str | None] | None = None  # the role and finish reason before
     turn = _UserTurn()
-    # A conversation's later checks start after the longest prefix checked before (the same
-    # messages, in the same order, from the start): its state was kept with its last message
-    # (by position: one message may be in a history more than once).
-    checked: _Checked | None = None
-    start = 0
-    for message in messages:
-        found = cast("_Checked | None", _PER_MESSAGE.peek(message, (_CHECKED, model_first, start)))
-        if found is None or found.parent is not checked:
-            break
-        checked, start = found, start + 1
-    if checked is not None:
+    # A conversation's later checks start after the prefix checked before (`PerPrefix`).
+    start, kept = _CHECKED_PREFIX.resume(messages, (_CHECKED, model_first))
+    if kept is not None:
+        checked = cast("_Checked", kept)
         pending, answered = dict(checked.pending), set(checked.answered)
         previous, turn.content, turn.note = checked.previous, checked.content, checked.note
     for i in range(start, len(messages)):
@@ -121,26 +114,24 @@ def validate_history(messages: Sequence[Message], *, model_first: bool = False) 
                 part_index=pi,
             )
         previous = (message.role, message.finish_reason)
-        checked = _Checked(
-            checked, dict(pending), frozenset(answered), previous, turn.content, turn.note
-        )
-        _PER_MESSAGE.put(message, (_CHECKED, model_first, i), checked)
+    if start < len(messages):
+        state = _Checked(dict(pending), frozenset(answered), previous, turn.content, turn.note)
+        _CHECKED_PREFIX.keep(messages, len(messages), (_CHECKED, model_first), state)
 
 
-_PER_MESSAGE = PerMessage()
+_CHECKED_PREFIX = PerPrefix()
 _CHECKED = "validate_history"
 
 
 @dataclass(frozen=True, slots=True)
 class _Checked:
-    """`validate_history`'s state after a message it found sendable, kept with the message: the
-    state before it, the calls still pending, the ones answered in the current turn, the
-    message's role and finish reason, and where its user turn is (`_UserTurn`)."""
+    """`validate_history`'s state after the messages it found sendable: the calls still
+    pending, the ones answered in the current turn, the last message's role and finish reason,
+    and where its user turn is (`_UserTurn`)."""
 
-    parent: _Checked | None
     pending: dict[str, tuple[int, int]]
     answered: frozenset[str]
-    previous: tuple[str, str | None]
+    previous: tuple[str, str | None] | None
     content: bool
     note: tuple[int, int] | None
 

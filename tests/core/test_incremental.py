@@ -9,7 +9,7 @@ import gc
 import pytest
 
 from thinkagent import HistoryError, Message, TextPart, ThinkingBlock, ToolCall, ToolResult
-from thinkagent._memo import PerMessage
+from thinkagent._memo import PerMessage, PerPrefix
 from thinkagent.history import validate_history
 
 
@@ -90,3 +90,26 @@ def test_entries_go_with_their_messages() -> None:
     del messages, message
     gc.collect()
     assert len(kept) == 0
+
+
+def test_a_prefix_is_resumed_only_from_the_same_messages() -> None:
+    kept = PerPrefix()
+    history = loop(3)
+    kept.keep(history, 8, "k", "state after 8")
+    assert kept.resume(history, "k") == (8, "state after 8")
+    assert kept.resume([*history, *loop(1)], "k") == (8, "state after 8")
+    assert kept.resume(history, "other kind") == (0, None)
+    assert kept.resume(history[:7], "k") == (0, None)  # shorter than the prefix
+    copied = [history[0], *(m.model_copy() for m in history[1:])]  # equal, not the same
+    assert kept.resume(copied, "k") == (0, None)
+    kept.keep(history, 12, "k", "state after 12")  # the latest replaces the one before
+    assert kept.resume(history, "k") == (12, "state after 12")
+
+
+def test_a_kept_prefix_goes_with_its_conversation() -> None:
+    kept = PerPrefix()
+    history = loop(2)
+    kept.keep(history, len(history), "k", "state")
+    del history
+    gc.collect()
+    assert len(kept._kept) == 0  # pyright: ignore[reportPrivateUsage]
