@@ -23,7 +23,15 @@ from typing import Any
 
 import pytest
 
-from thinkagent import Agent, Image, Message, ModelRequest, ModelSettings
+from thinkagent import (
+    Agent,
+    Image,
+    Message,
+    ModelRequest,
+    ModelSettings,
+    SystemNote,
+    TextPart,
+)
 from thinkagent.emulator import Emulator
 from thinkagent.providers.base import ModelResponse, ModelStreamEvent
 
@@ -495,6 +503,50 @@ async def test_a_message_shared_by_two_conversations_goes_in_each_conversation_s
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+async def test_a_request_resumed_from_what_was_kept_sends_the_typed_call_s_bytes(
+    emu: Emulator, case: Case
+) -> None:
+    """What the passes over a conversation found in its first messages is kept for its next
+    requests (`PerPrefix`): the next run from the same history, a run on the history with a
+    message edited or the end cut off, a run with other instructions (a system note on Claude)
+    and runs after it each send what a fresh adapter sends."""
+    recorder = Recorder()
+    twin = Twin(case, emu, recorder)
+    agent = Agent(twin, tools=[get_weather], instructions="Answer briefly.")
+    history = await _foreign_history(emu, case.foreign)
+    for prompt in ("What's the weather in Paris?", "And in Rome?"):
+        history = await _run(agent, prompt, history, stream=False)
+    for prompt in ("And in Oslo?", "And in Bern?"):  # the same history, another prompt
+        await _run(agent, prompt, history, stream=prompt.endswith("Bern?"))
+    answer = history[-1]
+    edited = answer.model_copy(update={"parts": (TextPart(text="It is sunny in Rome."),)})
+    await _run(agent, "And in Oslo?", [*history[:-1], edited], stream=False)
+    await _run(agent, "And in Oslo?", history[:-4], stream=False)
+    other = Agent(twin, tools=[get_weather], instructions="Answer in one word.")
+    noted = await _run(other, "And in Nice?", history, stream=False)
+    for prompt in ("And in Lyon?", "And in Metz?"):
+        await _run(other, prompt, noted, stream=False)
+    assert twin.compared >= 16
+    assert not recorder.sent
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+async def test_a_turn_scoped_note_kept_in_its_turn_is_left_out_once_the_turn_is_over(
+    emu: Emulator, case: Case
+) -> None:
+    """What was kept for the messages of a turn holds while the turn lasts: once the next
+    prompt comes, a turn-scoped note (shown in its turn only) is left out again, as a fresh
+    adapter leaves it out."""
+    twin = Twin(case, emu, recorder := Recorder())
+    note = SystemNote(text="Answer in French.", clear_at="next_user_message")
+    asked = Message(role="user", parts=(TextPart(text="What's the weather in Paris?"), note))
+    first = await twin.request(ModelRequest(messages=[asked]))
+    await twin.request(ModelRequest(messages=[asked, first.message, Message.user("And Rome?")]))
+    assert twin.compared == 2
+    assert not recorder.sent
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 async def test_what_is_kept_per_message_goes_with_the_conversation(
     emu: Emulator, case: Case
 ) -> None:
@@ -510,6 +562,7 @@ async def test_what_is_kept_per_message_goes_with_the_conversation(
     del history
     gc.collect()
     assert len(model._per_message) == 0  # pyright: ignore[reportPrivateUsage]
+    assert len(model._per_prefix._kept) == 0  # pyright: ignore[reportPrivateUsage]
 
 
 def _refuse(*_: Any, **__: Any) -> Any:

@@ -6,12 +6,12 @@ found in its first messages, kept for the conversation's next request.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from itertools import islice
 from operator import is_
 from typing import Any, TypeVar, cast
 
-__all__ = ["PerMessage", "PerPrefix"]
+__all__ = ["PerMessage", "PerPrefix", "shared"]
 
 T = TypeVar("T")
 
@@ -87,40 +87,75 @@ class PerMessage:
         return len(self._entries)
 
 
+def shared(kept: Iterable[Any], given: Iterable[Any]) -> int:
+    """How many items `given` starts with that are `kept`'s first items, by identity (compared
+    in C: a pass over a long history)."""
+    same = list(map(is_, kept, given))
+    try:
+        return same.index(False)
+    except ValueError:
+        return len(same)
+
+
 class PerPrefix:
     """What a pass over a history (a check, a replay) found in its first messages, kept for the
     conversation's next request, which starts after that prefix and passes over its new
     messages only: a request costs its new messages, not the history (ADR 180).
 
-    One state per conversation and `kind` (what the pass is and every setting it depends on),
-    the latest kept, held with the conversation's first message (`PerMessage`): it goes when
-    the conversation does. A request resumes only from a prefix its history starts with, the
-    same messages by identity, which one pass over the prefix's references checks. A state is
-    shared: callers copy what they change.
+    Per conversation and `kind` (what the pass is and every setting it depends on) the states
+    kept last at `SLOTS` different lengths, held with the conversation's first message
+    (`PerMessage`): they go when the conversation does. More than one, because a conversation
+    grows two ways: a run's next request extends the last one (resumed from its end), and the
+    next run often starts again from the same history with another prompt (resumed from where
+    the last run's prompt began, kept before the run's two ends). A request resumes only from a prefix its history starts with, the same
+    messages by identity, which one pass over the prefix's references checks. A state is
+    shared: callers copy what they change. A state must hold no message (it names them by
+    index): the first message would keep itself alive.
     """
 
     __slots__ = ("_kept",)
 
+    SLOTS = 3
+    """States kept per conversation and kind: a run's prompt and its two requests' ends."""
+
     def __init__(self) -> None:
         self._kept = PerMessage()
 
-    def resume(self, messages: Sequence[Any], kind: Hashable) -> tuple[int, Any]:
-        """The state kept for `messages[:n]` under `kind`, with `n`; `(0, None)` when none is
-        (the history does not start with the prefix kept)."""
-        if not messages:
+    def resume(
+        self,
+        messages: Sequence[Any],
+        kind: Hashable,
+        usable: Callable[[int, Any], bool] | None = None,
+        *,
+        partial: bool = False,
+    ) -> tuple[int, Any]:
+        """The state kept for the longest prefix `messages[:n]` under `kind` (that `usable(n,
+        state)` accepts), with `n`; `(0, None)` when none is. With `partial`, a state also
+        serves the first `n` messages its history shares with `messages` (a state kept per
+        message, of which the caller takes the first `n`)."""
+        if not messages or messages[0] is None:
             return 0, None
-        kept = self._kept.peek(messages[0], kind)
-        if kept is None:
-            return 0, None
-        rest, state = cast("tuple[tuple[Any, ...], Any]", kept)
-        n = len(rest) + 1
-        if n > len(messages) or not all(map(is_, rest, islice(messages, 1, n))):
-            return 0, None
-        return n, state
+        kept = cast("list[tuple[tuple[Any, ...], Any]] | None", self._kept.peek(messages[0], kind))
+        best: tuple[int, Any] = (0, None)
+        for rest, state in kept or ():
+            n = len(rest) + 1
+            if partial:
+                n = 1 + shared(rest, islice(messages, 1, None))
+            if (
+                best[0] < n <= len(messages)
+                and (partial or all(map(is_, rest, islice(messages, 1, n))))
+                and (usable is None or usable(n, state))
+            ):
+                best = (n, state)
+        return best
 
     def keep(self, messages: Sequence[Any], n: int, kind: Hashable, state: Any) -> None:
-        """Keep `state`, what the pass found in `messages[:n]`, for the next request (in place
-        of the one kept before). The first message is not among the references kept (it holds
-        them), so nothing keeps it alive."""
-        if n:
-            self._kept.put(messages[0], kind, (tuple(islice(messages, 1, n)), state))
+        """Keep `state`, what the pass found in `messages[:n]`, for the next requests (in place
+        of one kept at the same length, else of the one kept first). The first message is not
+        among the references kept (it holds them)."""
+        if not n or messages[0] is None:
+            return
+        entry = (tuple(islice(messages, 1, n)), state)
+        kept = cast("list[tuple[tuple[Any, ...], Any]] | None", self._kept.peek(messages[0], kind))
+        others = [e for e in kept or () if len(e[0]) != n - 1]
+        self._kept.put(messages[0], kind, [entry, *others[: self.SLOTS - 1]])

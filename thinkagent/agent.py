@@ -17,6 +17,7 @@ from collections.abc import (
     Awaitable,
     Callable,
     Generator,
+    Hashable,
     Iterable,
     Mapping,
     Sequence,
@@ -29,6 +30,7 @@ from pydantic import ValidationError
 from typing_extensions import TypeVar
 
 from . import _endpoint, _telemetry
+from ._memo import PerPrefix
 from ._telemetry import Replay, RunTrace, describe_request, describe_response, log, log_warning
 from .builtin_tools import BuiltinTool, ToolSearch
 from .context import DepsT, RunContext
@@ -60,6 +62,7 @@ from .messages import (
     valid_unicode,
 )
 from .output import OutputSchema, describe_errors, errors_of
+from .providers._system_notes import current_prompt
 from .providers.base import (
     MediaSupport,
     Model,
@@ -1113,10 +1116,9 @@ class Agent(Generic[DepsT, OutputT]):
         """Whether `_replay` may log a warning for `request`: another scope's message is in it
         (whose thinking may be left out), and WARNING is on. Without either, no replay summary
         is built for a run that traces and logs nothing about it."""
-        scope = state.model.scope
-        return any(
-            m.role == "assistant" and m.scope != scope for m in request.messages
-        ) and log.isEnabledFor(logging.WARNING)
+        return _foreign_thinking(request.messages, state.model.scope) and log.isEnabledFor(
+            logging.WARNING
+        )
 
     def _replay(self, state: _RunState, request: ModelRequest, *, debug: bool) -> Replay:
         """What `request` does with the history's thinking; logs it once per run when it
@@ -1685,9 +1687,12 @@ def _in_call_order(step: Message, results: Sequence[ToolResult]) -> list[ToolRes
 def _check_media(media: MediaSupport, messages: Sequence[Message], start: int) -> bool:
     """Raise `ConfigurationError` naming the first image or document of `messages[start:]`
     the model cannot take; returns whether a tool result there holds media the model takes
-    only in a user part (`in_tool_results` false): sent there instead (`_media_moved`)."""
-    moves = False
-    for i in range(start, len(messages)):
+    only in a user part (`in_tool_results` false): sent there instead (`_media_moved`). A
+    conversation's later requests check their new messages only (`PerPrefix`)."""
+    kind = (_MEDIA, media)
+    checked, kept = _PREFIXES.resume(messages, kind)
+    moved = cast("int | None", kept)  # the first message whose tool result's media moves
+    for i in range(max(start, checked), len(messages)):
         message = messages[i]
         if message.role != "user":
             continue
@@ -1697,7 +1702,7 @@ def _check_media(media: MediaSupport, messages: Sequence[Message], start: int) -
             elif isinstance(part, ToolResult) and part.media:
                 problem = next(filter(None, map(media.problem, part.media)), None)
                 if not media.in_tool_results:
-                    moves = True
+                    moved = i if moved is None else moved
                     if problem is not None:
                         problem += (
                             " (a tool's media, which this model takes in no tool result, "
@@ -1707,7 +1712,43 @@ def _check_media(media: MediaSupport, messages: Sequence[Message], start: int) -
                 continue
             if problem is not None:
                 raise ConfigurationError(f"messages[{i}].parts[{j}]: {problem}")
-    return moves
+    _keep(messages, checked, kind, lambda n: moved if moved is None or moved < n else None)
+    return moved is not None and moved >= start
+
+
+def _foreign_thinking(messages: Sequence[Message], scope: str) -> bool:
+    """Whether another scope's assistant message is in `messages` (its thinking may be left
+    out of the request); a conversation's later requests look at their new messages only."""
+    kind = (_FOREIGN, scope)
+    checked, found = _PREFIXES.resume(messages, kind)
+    if found:
+        return True
+    at = next(
+        (i for i in range(checked, len(messages)) if _foreign(messages[i], scope)),
+        len(messages),
+    )
+    _keep(messages, checked, kind, lambda n: n > at)
+    return at < len(messages)
+
+
+def _foreign(message: Message, scope: str) -> bool:
+    return message.role == "assistant" and message.scope != scope
+
+
+def _keep(
+    messages: Sequence[Message], checked: int, kind: Hashable, state: Callable[[int], object]
+) -> None:
+    """Keep what a pass over `messages` found (`state(n)` for the first `n`) at their end and
+    where their last prompt starts, for the conversation's next requests: the next step of a
+    run, the next run from the same history (`PerPrefix`)."""
+    for n in {current_prompt(messages), len(messages)}:
+        if n > checked:
+            _PREFIXES.keep(messages, n, kind, state(n))
+
+
+_PREFIXES = PerPrefix()
+_MEDIA = "media checked"
+_FOREIGN = "foreign thinking"
 
 
 def _media_moved(message: Message, cache: dict[int, Message]) -> Message:

@@ -8,9 +8,18 @@ import gc
 
 import pytest
 
-from thinkagent import HistoryError, Message, TextPart, ThinkingBlock, ToolCall, ToolResult
+from thinkagent import (
+    HistoryError,
+    Message,
+    SystemNote,
+    TextPart,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+)
 from thinkagent._memo import PerMessage, PerPrefix
 from thinkagent.history import validate_history
+from thinkagent.providers._system_notes import notes_as_text_warning
 
 
 def loop(n: int) -> list[Message]:
@@ -102,8 +111,25 @@ def test_a_prefix_is_resumed_only_from_the_same_messages() -> None:
     assert kept.resume(history[:7], "k") == (0, None)  # shorter than the prefix
     copied = [history[0], *(m.model_copy() for m in history[1:])]  # equal, not the same
     assert kept.resume(copied, "k") == (0, None)
-    kept.keep(history, 12, "k", "state after 12")  # the latest replaces the one before
-    assert kept.resume(history, "k") == (12, "state after 12")
+
+
+def test_the_last_prefixes_are_kept_and_the_longest_that_serves_is_resumed() -> None:
+    kept = PerPrefix()
+    history = loop(4)
+    kept.keep(history, 4, "k", "after 4")  # where a run's prompt starts
+    kept.keep(history, 5, "k", "after 5")  # its first request
+    kept.keep(history, 7, "k", "after 7")  # its second request
+    assert kept.resume(history, "k") == (7, "after 7")
+    branch = [*history[:4], Message.user("another question")]  # the next run, from 4
+    assert kept.resume(branch, "k") == (4, "after 4")
+    assert kept.resume(history, "k", lambda n, state: n < 7) == (5, "after 5")
+    kept.keep(history, 16, "k", "after 16")  # the one kept first gives way
+    assert kept.resume(branch, "k") == (0, None)
+    kept.keep(history, 4, "k", "again after 4")
+    kept.keep(history, 7, "k", "again after 7")  # in place of the one of the same length
+    assert kept.resume(history, "k") == (16, "after 16")
+    assert kept.resume(history, "k", lambda n, state: n < 16) == (7, "again after 7")
+    assert kept.resume(branch, "k") == (4, "again after 4")
 
 
 def test_a_kept_prefix_goes_with_its_conversation() -> None:
@@ -113,3 +139,20 @@ def test_a_kept_prefix_goes_with_its_conversation() -> None:
     del history
     gc.collect()
     assert len(kept._kept) == 0  # pyright: ignore[reportPrivateUsage]
+
+
+def test_notes_shown_as_text_are_judged_again_when_the_turn_moves() -> None:
+    note = SystemNote(text="Answer in French.", clear_at="next_user_message")
+    asked = Message(role="user", parts=(TextPart(text="Paris?"), note))
+    answer = Message(role="assistant", parts=(TextPart(text="Il fait beau."),), scope="s")
+
+    def named(messages: list[Message]) -> str | None:
+        warning = notes_as_text_warning(messages, why="no notes here", scope="s")
+        return warning.message if warning is not None else None
+
+    assert named([asked]) is not None  # shown in its own turn
+    later = [asked, answer, Message.user("Rome?")]
+    assert named(later) is None  # its turn is over
+    assert named(later) == named([m.model_copy() for m in later])
+    again = [*later, answer.model_copy(), Message.user("Oslo?")]
+    assert named(again) is None

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, S
 from typing import Any, Generic, TypeVar, cast
 from urllib.parse import urlsplit
 
-from .._memo import PerMessage
+from .._memo import PerMessage, PerPrefix
 from ..builtin_tools import BuiltinTool
 from ..errors import ConfigurationError, ProviderError, StreamInterrupted
 from ..history import ForeignReasoning
@@ -93,6 +93,8 @@ class AdapterBase(Generic[ClientT, ThinkingT]):
         self._settings: ModelSettings = settings or {}
         self._per_message = PerMessage()
         """What each message of a history sends, derived once (ADR 180)."""
+        self._per_prefix = PerPrefix()
+        """What the passes over a conversation found in its first messages (ADR 180)."""
 
     @property
     def model_name(self) -> str:

@@ -22,8 +22,10 @@ Pure Python: no vendor SDK is imported here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
+from .._memo import PerPrefix
 from ..errors import HistoryError
 from ..messages import Message, SystemNote, TextPart, ToolResult
 from ..stream import WarningEvent
@@ -36,6 +38,7 @@ __all__ = [
     "note_text",
     "notes_as_text",
     "notes_as_text_warning",
+    "same_turn",
     "shown_notes",
 ]
 
@@ -88,13 +91,23 @@ def notes_as_text_warning(
     messages: Sequence[Message], *, why: str, scope: str
 ) -> WarningEvent | None:
     """The `system_note_as_text` warning for a request whose wire sends notes as the user's
-    text (`why` says why), naming the messages whose notes went so; None when none did."""
+    text (`why` says why), naming the messages whose notes went so; None when none did. A
+    conversation's later requests look at their new messages only (`PerPrefix`)."""
     prompt = current_prompt(messages)
-    indexes = [
-        f"messages[{i}]"
-        for i, message in enumerate(messages)
-        if message.role == "user" and shown_notes(message, i, prompt)
-    ]
+    start, kept = _SHOWN.resume(messages, NOTES_AS_TEXT, _same_side(prompt))
+    shown = cast("tuple[tuple[int, ...], int]", kept)[0] if kept else ()
+    shown += tuple(
+        i
+        for i in range(start, len(messages))
+        if messages[i].role == "user" and shown_notes(messages[i], i, prompt)
+    )
+    if start < prompt:
+        _SHOWN.keep(
+            messages, prompt, NOTES_AS_TEXT, (tuple(i for i in shown if i < prompt), prompt)
+        )
+    if start < len(messages):
+        _SHOWN.keep(messages, len(messages), NOTES_AS_TEXT, (shown, prompt))
+    indexes = [f"messages[{i}]" for i in shown]
     if not indexes:
         return None
     return WarningEvent(
@@ -105,6 +118,25 @@ def notes_as_text_warning(
         ),
         scope=scope,
     )
+
+
+_SHOWN = PerPrefix()
+"""The messages of a conversation's first ones whose notes went as text, and where the current
+turn started then (`notes_as_text_warning`)."""
+
+
+def _same_side(prompt: int) -> Callable[[int, Any], bool]:
+    def usable(n: int, state: Any) -> bool:
+        return same_turn(n, cast("tuple[tuple[int, ...], int]", state)[1], prompt)
+
+    return usable
+
+
+def same_turn(n: int, then: int, prompt: int) -> bool:
+    """Whether what a pass found in `n` messages with the current turn starting at `then`
+    holds for a request whose turn starts at `prompt`: each of the messages is on the same side
+    of both (a turn-scoped note is shown in its turn only; `PerPrefix`)."""
+    return then == prompt or n <= min(then, prompt)
 
 
 def check_note_tools(

@@ -10,11 +10,14 @@ Pure Python: no vendor SDK is imported here. The user-facing names are exported 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from copy import copy
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, NoReturn, TypeVar, cast, get_args
+from operator import itemgetter
+from typing import Any, Generic, Literal, NoReturn, TypeVar, cast, get_args
 
 from pydantic import JsonValue
 
+from ..._memo import shared
 from ...errors import ConfigurationError, HistoryError
 from ...history import ForeignReasoning, for_scope
 from ...messages import (
@@ -45,6 +48,7 @@ from .._system_notes import (
     current_prompt,
     note_text,
     notes_as_text_warning,
+    same_turn,
     shown_notes,
 )
 from ..base import (
@@ -552,11 +556,33 @@ class _Entry:
     parts: list[Part]
     origins: list[_Origin | None] | None  # None: not tracked (no prefix check)
     source: int  # the index in the history of its first message
-    last: Message | None = None  # the message its last parts come from
+    last: int | None = None  # the index of the message its last parts come from
 
 
 _STEP = "claude-step"
+_TURNS = "claude-turns"
 _LINK = "claude-prefix"
+
+
+@dataclass(frozen=True, slots=True)
+class _Folded:
+    """The turns of a history's first messages as `ClaudeModel._replay` folded them (never
+    changed: a request resuming from them copies the last, which later messages may merge
+    into), and the models whose thinking they hold that this one cannot read."""
+
+    entries: tuple[_Entry, ...]
+    unreadable: tuple[str, ...]
+    prompt: int  # where the current turn started when they were folded (`current_prompt`)
+
+    @staticmethod
+    def usable(prompt: int) -> Callable[[int, Any], bool]:
+        """Whether the turns kept for `n` messages serve a request whose current turn starts
+        at `prompt` (`same_turn`)."""
+
+        def usable(n: int, state: Any) -> bool:
+            return same_turn(n, cast("_Folded", state).prompt, prompt)
+
+        return usable
 
 
 @dataclass(frozen=True, slots=True)
@@ -692,6 +718,18 @@ class Prepared:
 
 
 EncodedT = TypeVar("EncodedT")
+
+
+@dataclass(frozen=True, slots=True)
+class _TurnsEncoded(Generic[EncodedT]):
+    """The turns a request sent, as `ClaudeModel._turns_encoded` encoded them: their parts,
+    their encodings, and the turns that carried a breakpoint (whose encodings hold it)."""
+
+    parts: tuple[list[Part], ...]
+    encoded: tuple[EncodedT, ...]
+    marked: frozenset[int]
+
+
 _TURN_ENCODED = "claude-turn-encoded"
 
 
@@ -934,12 +972,29 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         (`_check_prefix`). With `budgeted` thinking the current tool loop must start with
         thinking (`check_thinking_first`).
         """
-        entries: list[_Entry] = []
-        unreadable: list[str] = []
         track = chain is not None  # each thinking block's origin, for the prefix check
         get = self._per_message.get
         prompt = current_prompt(messages)  # notes shown as text depend on it (`shown_notes`)
-        for index, message in enumerate(messages):
+        # The turns of a conversation's first messages are kept, where this request's prompt
+        # starts and at its end, for its next requests (`PerPrefix`): they fold the messages
+        # after them only, when those were folded with the same turn (`_Folded.usable`).
+        folding = (_TURNS, native_thinking, track)
+        start, kept = self._per_prefix.resume(messages, folding, _Folded.usable(prompt))
+        if kept is None:
+            start, entries, unreadable = 0, [], []
+        else:
+            folded = cast("_Folded", kept)
+            entries, unreadable = list(folded.entries), list(folded.unreadable)
+            if entries:  # the one a later message may merge into: changed on a copy
+                entries[-1] = copy(entries[-1])
+        for index in range(start, len(messages) + 1):
+            if index > start and index in (prompt, len(messages)):
+                last = [copy(entries[-1])] if entries else []
+                folded = _Folded((*entries[:-1], *last), tuple(unreadable), prompt)
+                self._per_prefix.keep(messages, index, folding, folded)
+            if index == len(messages):
+                break
+            message = messages[index]
             kind = (_STEP, native_thinking, index < prompt)
             step = get(message, kind, self._step, message, index, native_thinking, prompt)
             if step.unreadable and step.index != index:  # its warnings name its index
@@ -950,12 +1005,12 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             if track:
                 origins = [None if m is None else _Origin(index, *m) for m in step.marks]
             if step.parts and (not entries or entries[-1].role != step.role):  # the usual case
-                entries.append(_Entry(step.role, step.parts, origins, index, message))
+                entries.append(_Entry(step.role, step.parts, origins, index, index))
             else:
-                _append(entries, step.role, step.parts, origins, index, message)
+                _append(entries, step.role, step.parts, origins, index, index)
             if step.notes:
                 self._notes_turn(entries, step.notes, index, track)
-                entries[-1].last = message
+                entries[-1].last = index
         if unreadable:
             warnings.append(
                 WarningEvent(
@@ -969,15 +1024,15 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
                 )
             )
         if not entries or entries[0].role != "user":
-            first = messages[0] if messages else None
+            first = 0 if messages else None
             entries.insert(0, _Entry("user", [_OPENING], [None] if track else None, 0, first))
         _without_trailing_thinking(entries)
         if chain is not None:
-            entries = self._check_prefix(entries, chain, binding, warnings)
+            entries = self._check_prefix(entries, messages, chain, binding, warnings)
         turns: list[Turn] = [(e.role, e.parts) for e in entries]
         if budgeted:
             check_thinking_first(turns, [e.source for e in entries])
-        return turns, [e.last for e in entries]
+        return turns, [None if e.last is None else messages[e.last] for e in entries]
 
     def _step(self, message: Message, index: int, native_thinking: bool, prompt: int) -> _Step:
         """What `message` (at `index`) sends, whatever else the history holds but where the
@@ -1075,22 +1130,41 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         ends (`Prepared.sources`) while its parts are the same: a conversation's later requests
         encode their new turns only (ADR 180). A turn with a cache breakpoint is encoded each
         time (where the breakpoint goes changes from request to request)."""
-        peek, put = self._per_message.peek, self._per_message.put
         cache = prepared.cache
-        marked = {turn for turn, _ in cache.marks} if cache is not None else ()
-        sources = prepared.sources
-        encoded: list[EncodedT] = []
-        for k, (role, parts) in enumerate(prepared.turns):
+        marked = {turn for turn, _ in cache.marks} if cache is not None else set[int]()
+        turns, sources = prepared.turns, prepared.sources
+        peek, put = self._per_message.peek, self._per_message.put
+
+        def encoded_turn(k: int) -> EncodedT:
+            role, parts = turns[k]
             source = sources[k] if k < len(sources) and k not in marked else None
             if source is not None:
-                kept = peek(source, (_TURN_ENCODED, role))
-                if kept is not None and kept[0] is parts:
-                    encoded.append(kept[1])
-                    continue
+                found = peek(source, (_TURN_ENCODED, role))
+                if found is not None and found[0] is parts:
+                    return found[1]
             value = encode(k, role, parts)
             if source is not None:
                 put(source, (_TURN_ENCODED, role), (parts, value))
-            encoded.append(value)
+            return value
+
+        # The turns the conversation's last request sent, their parts and encodings (but
+        # where its breakpoints were), serve as far as the same parts go.
+        resumed, kept = self._per_prefix.resume(sources, _TURN_ENCODED, partial=True)
+        encoded: list[EncodedT] = []
+        if kept is not None:
+            sent = cast("_TurnsEncoded[EncodedT]", kept)
+            resumed = min(resumed, shared(sent.parts, map(itemgetter(1), turns)))
+            encoded = list(sent.encoded[:resumed])
+            for k in sent.marked:
+                if k < resumed:
+                    encoded[k] = encoded_turn(k)
+        encoded += [encoded_turn(k) for k in range(resumed, len(turns))]
+        for k in marked:
+            if k >= resumed:  # encoded just now
+                continue
+            encoded[k] = encoded_turn(k)
+        unmarked = _TurnsEncoded(tuple(p for _, p in turns), tuple(encoded), frozenset(marked))
+        self._per_prefix.keep(sources, len(turns), _TURN_ENCODED, unmarked)
         return encoded
 
     def _notes_as_text(self, request: ModelRequest) -> list[WarningEvent]:
@@ -1145,6 +1219,7 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
     def _check_prefix(
         self,
         entries: list[_Entry],
+        messages: Sequence[Message],
         chain: PrefixChain,
         binding: PrefixMismatchBehavior | None,
         warnings: list[WarningEvent],
@@ -1171,7 +1246,8 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             ids = tuple(map(id, entry.parts))
             digests = tuple(o.digest if o is not None else None for o in origins)
             key = (_LINK, entry.role, entry.source)  # by position: a message may repeat
-            found = cast("_Link | None", peek(entry.last, key)) if entry.last else None
+            last = None if entry.last is None else messages[entry.last]
+            found = cast("_Link | None", peek(last, key)) if last is not None else None
             if (
                 found is not None
                 and found.parent is link
@@ -1182,8 +1258,8 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
                 link = found
             else:
                 link = _link(link, entry, binding, ids, digests)
-                if entry.last is not None:
-                    put(entry.last, key, link)
+                if last is not None:
+                    put(last, key, link)
             stripped += [cast("_Origin", origins[k]) for k in link.stripped]
             if link.kept:
                 origins = _no_origins(len(link.kept))
@@ -1367,7 +1443,7 @@ def _append(
     parts: list[Part],
     origins: list[_Origin | None] | None,
     source: int,
-    last: Message | None = None,
+    last: int | None = None,
 ) -> None:
     """Add a message's parts as a turn, merged into the previous turn when it has the same role
     (a user turn sends all its tool results first). `origins` go with the parts when tracked;
@@ -1376,7 +1452,7 @@ def _append(
         return
     if entries and entries[-1].role == role:
         previous = entries[-1]
-        previous.last = last or previous.last
+        previous.last = previous.last if last is None else last
         if previous.origins is None or origins is None:
             previous.parts = previous.parts + parts
             if role == "user":
