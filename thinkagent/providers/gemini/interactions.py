@@ -29,7 +29,6 @@ message equals the parsed one. See `docs/providers/gemini.md`.
 from __future__ import annotations
 
 import base64
-import importlib
 import json
 from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -97,6 +96,7 @@ from ..base import (
     ModelStreamEvent,
     ToolDefinition,
 )
+from ._interactions_client import request_body, resource
 from ._rules import (
     SKIP_SIGNATURE,
     GeminiThinking,
@@ -257,7 +257,7 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         writes at no cost, and the steps in `extra_body`, which the SDK merges into the body it
         wrote, in their place (ADR 180). The typed steps when the SDK's marshalling cannot be
         found."""
-        if _MARSHAL is None:
+        if request_body(self.model_name, []) is None:  # pragma: no cover - another SDK
             return self._typed(params)
         messages, start = params["input"]
         steps = self._steps(messages, start, wire=True)
@@ -398,8 +398,9 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
     def _marshal(self, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """`steps` as the SDK writes them into the request body (its own models' field order
         and values), by its own marshalling (`_MARSHAL`)."""
-        assert _MARSHAL is not None
-        return _MARSHAL(self.model_name, steps)
+        marshalled = request_body(self.model_name, steps)
+        assert marshalled is not None
+        return marshalled
 
     def _user_steps(self, message: Message, index: int) -> list[dict[str, Any]]:
         """A user message: its prompt as one `user_input` step, its tool results as
@@ -462,7 +463,7 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         params, warnings = self._prepare(request)
         params = self._untransformed(params)
         try:
-            interaction = await self.client.aio.interactions.create(**params)  # pyright: ignore[reportUnknownMemberType]
+            interaction = await self._create(params)
         except _VENDOR_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
@@ -470,6 +471,12 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
         return ModelResponse(parsed.message, warnings) if warnings else parsed
+
+    async def _create(self, params: dict[str, Any]) -> object:
+        """`client.aio.interactions.create(**params)`, by the client's own resource reading and
+        writing without a model built per call (`_interactions_client`) when it is the SDK's."""
+        interactions = resource(self.client) or self.client.aio.interactions
+        return await interactions.create(**params)  # pyright: ignore[reportUnknownMemberType]
 
     def parse_response(self, response: ix.Interaction) -> ModelResponse:
         """The shared form of an interaction: its output steps as parts in order (echoed
@@ -505,7 +512,7 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
             yield warning
         steps = _Steps(self.scope)
         try:
-            events = await self.client.aio.interactions.create(**params, stream=True)  # pyright: ignore[reportUnknownMemberType]
+            events = await self._create({**params, "stream": True})
             try:
                 async for event in cast("AsyncIterator[object]", events):
                     for out in steps.fold(event):
@@ -981,30 +988,3 @@ class _Facts:
     scoped: Message | None
     foreign: bool = False
     prompt: bool = False
-
-
-def _marshaller() -> Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None:
-    """How the SDK writes steps into a request body: `interactions.create`'s own validation and
-    marshalling of a body holding them (its models' field order and values, as JSON data);
-    None when this SDK has other names for them (the typed steps are sent then)."""
-    try:
-        utils = importlib.import_module("google.genai._gaos.utils")
-        models = importlib.import_module("google.genai._gaos.models")
-    except ImportError:  # pragma: no cover - another SDK
-        return None
-    unmarshal = getattr(utils, "unmarshal", None)
-    marshal_json = getattr(utils, "marshal_json", None)
-    request_type = getattr(models, "CreateInteractionRequest", None)
-    body_type = getattr(models, "CreateInteractionRequestBody", None)
-    if not (unmarshal and marshal_json and request_type and body_type):  # pragma: no cover
-        return None
-
-    def marshal(model: str, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        request = unmarshal({"body": {"model": model, "input": steps}}, request_type)
-        body = json.loads(marshal_json(request.body, body_type))
-        return cast("list[dict[str, Any]]", body["input"])
-
-    return marshal
-
-
-_MARSHAL = _marshaller()
