@@ -20,9 +20,9 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-__all__ = ["Interactions", "body_json", "request_body", "resource"]
+__all__ = ["SDK_JSON", "SDK_KNOWN", "Interactions", "body_json", "request_body", "resource"]
 
-_JSON = json.JSONEncoder(separators=(",", ":"))
+SDK_JSON = json.JSONEncoder(separators=(",", ":"))
 """JSON as the SDK writes a body with an extra body merged in (`json.dumps`, ASCII-escaped)."""
 
 
@@ -65,6 +65,8 @@ def _load() -> dict[str, Any] | None:
 
 
 _SDK = _load()
+SDK_KNOWN = _SDK is not None
+"""Whether this SDK's interactions client is the one this module knows."""
 
 
 def request_body(model: str, steps: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
@@ -101,7 +103,9 @@ def body_json(members: Mapping[str, Any], field: str, value: object, text: str) 
     return (
         "{"
         + ",".join(
-            _JSON.encode(key) + ":" + (text if key == field and item is value else _JSON.encode(item))
+            SDK_JSON.encode(key)
+            + ":"
+            + (text if key == field and item is value else SDK_JSON.encode(item))
             for key, item in members.items()
         )
         + "}"
@@ -184,7 +188,7 @@ class Interactions(_Base):
                 if extra is not None:
                     members.update(extra)
                 if encoded is None:
-                    content = _JSON.encode(members)
+                    content = SDK_JSON.encode(members)
                 else:
                     content = body_json(members, *encoded)
                 return _SDK["serialized"]("application/json", content=content)  # type: ignore[index]
@@ -202,7 +206,7 @@ class Interactions(_Base):
             text = await response.text()
             try:
                 return _read(_SDK["interaction"], text)
-            except Exception:  # noqa: BLE001 - the SDK's reading decides (lenient or its error)
+            except Exception:
                 return await response.parse()
         if _SDK["match"](http, "200", "text/event-stream"):
             return _SDK["stream"](http, _decoder(http), sentinel="[DONE]", client_ref=self)
@@ -217,7 +221,7 @@ def _decoder(http: Any) -> Callable[[str], Any]:
     def decode(raw: str) -> Any:
         try:
             return _read(typ, raw).data
-        except Exception:  # noqa: BLE001 - the SDK's reading decides (lenient or its error)
+        except Exception:
             return fallback(typ, http, raw, validate=False).data
 
     return decode
