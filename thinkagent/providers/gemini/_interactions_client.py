@@ -180,7 +180,7 @@ class Interactions(_Base):
         by the body model itself (`_dumped`)."""
         request = kwargs.get("request")
         if _SDK is not None and isinstance(request, _SDK["request"]):
-            body, extra = request.body, self._extra_body
+            body, extra = cast("Any", request).body, self._extra_body
             encoded = self._encoded
 
             def serialized() -> Any:
@@ -194,7 +194,7 @@ class Interactions(_Base):
                 return _SDK["serialized"]("application/json", content=content)  # type: ignore[index]
 
             kwargs["get_serialized_body"] = serialized
-        return super()._build_request_async(*args, **kwargs)
+        return super()._build_request_async(*args, **kwargs)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
 
     async def _parsed(self, response: Any, stream: bool) -> Any:
         """A raw response read as the generated `create` reads it: a 200 JSON body as an
