@@ -29,9 +29,8 @@ message equals the parsed one. See `docs/providers/gemini.md`.
 from __future__ import annotations
 
 import base64
-import importlib
 import json
-from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
+from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, cast
@@ -49,6 +48,7 @@ from google.genai._interactions import (
 )
 from pydantic import BaseModel, JsonValue
 
+from ..._memo import PerPrefix
 from ...errors import ConfigurationError, HistoryError, ProviderError
 from ...history import ForeignReasoning, for_scope
 from ...messages import (
@@ -97,6 +97,7 @@ from ..base import (
     ModelStreamEvent,
     ToolDefinition,
 )
+from ._interactions_client import SDK_JSON, SDK_KNOWN, request_body, resource
 from ._rules import (
     SKIP_SIGNATURE,
     GeminiThinking,
@@ -215,6 +216,9 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         )
         self._platform = "vertex" if vertex else "gemini"
         self._profile = model_profile(model_name, self._platform)
+        self._per_prefix = PerPrefix()
+        """What a pass over a history found before its current turn (`_encoded_steps`)."""
+        self._wire_opening: tuple[dict[str, Any], str] | None = None
 
     @property
     def profile(self) -> ModelProfile:
@@ -251,20 +255,20 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         params["input"] = detached(self._steps(messages, start))
         return params
 
-    def _untransformed(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _untransformed(self, params: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
         """`_prepare`'s arguments with the steps handed over as the SDK would write them, each
-        message's marshalled once (`_marshal`): an empty `input`, which the SDK validates and
-        writes at no cost, and the steps in `extra_body`, which the SDK merges into the body it
-        wrote, in their place (ADR 180). The typed steps when the SDK's marshalling cannot be
-        found."""
-        if _MARSHAL is None:
-            return self._typed(params)
+        message's marshalled once (`_wire_steps`): an empty `input`, which the SDK validates
+        and writes at no cost, and the steps in `extra_body`, which the SDK merges into the
+        body it wrote, in their place (ADR 180); and the steps' JSON text. The typed steps
+        (and None) when the SDK's marshalling cannot be found."""
+        if not SDK_KNOWN:  # pragma: no cover - another SDK
+            return self._typed(params), None
         messages, start = params["input"]
-        steps = self._steps(messages, start, wire=True)
+        steps, text = self._encoded_steps(messages, start, wire=True)
         extra = params.get("extra_body")
         params["input"] = []
         params["extra_body"] = {"input": steps, **extra} if extra else {"input": steps}
-        return params
+        return params, text
 
     def _prepare(self, request: ModelRequest) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
         refuse_builtin_tools(request.builtin_tools, "the Interactions API", " (use GeminiModel)")
@@ -345,26 +349,67 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
     ) -> list[dict[str, Any]]:
         """The steps of `messages[start:]`, the rules of `build_messages` applied to the whole
         history (so the current turn and the indexes in errors are the history's); with
-        `wire`, as the SDK writes them into the body (`_marshal`). What each message sends is
-        derived once (`_facts`, `_message_steps`) and shared."""
+        `wire`, as the SDK writes them into the body (`_marshal`)."""
+        return self._encoded_steps(messages, start, wire=wire)[0]
+
+    def _encoded_steps(
+        self, messages: Sequence[Message], start: int, *, wire: bool
+    ) -> tuple[list[dict[str, Any]], str]:
+        """`_steps`, and with `wire` their JSON text as the SDK writes the list (else "").
+
+        What each message sends is derived once (`_facts`, `_message_steps`) and shared, and
+        what a pass found before the current turn is kept for the conversation's next
+        request (`_Pass`, `PerPrefix`), which passes over the messages after it only."""
+        kind = (_PASS, wire)
+        n, kept = self._per_prefix.resume(messages, kind)
+        done = cast("_Pass", kept) if n else _EMPTY_PASS
         get = self._per_message.get
-        facts = [get(m, _FACTS, self._facts, messages, i) for i, m in enumerate(messages)]
-        current = next((i for i in range(len(facts) - 1, -1, -1) if facts[i].prompt), -1)
+        end = len(messages)
+        facts = [get(messages[i], _FACTS, self._facts, messages, i) for i in range(n, end)]
+        current = _last_prompt(facts, n, end, done.current)
         prompt = current_prompt(messages)  # which notes are shown as text (`notes_as_text`)
         skip_validator = self._missing_signature == "skip_validator"
-        steps: list[dict[str, Any]] = []
-        for index in range(start, len(facts)):
-            fact = facts[index]
+        sent: list[tuple[list[dict[str, Any]], str]] = []
+        for index in range(n, end):
+            fact = facts[index - n]
             dummy = skip_validator and fact.foreign and index > current
-            kind = (_WIRE if wire else _STEPS, dummy, index < prompt)
+            step_kind = (_WIRE if wire else _STEPS, dummy, index < prompt)
             message = fact.scoped or messages[index]
-            steps += get(
-                messages[index], kind, self._message_steps, message, index, dummy, prompt, wire
+            sent.append(
+                get(
+                    messages[index],
+                    step_kind,
+                    self._message_steps,
+                    message,
+                    index,
+                    dummy,
+                    prompt,
+                    wire,
+                )
             )
+        every = (*done.messages, *sent)
+        final = min(current, prompt)  # before it, what each message sends is settled
+        if final > n:
+            state = _Pass(_last_prompt(facts, n, final, done.current), every[:final])
+            self._per_prefix.keep(messages, final, kind, state)
+        steps = [step for message_steps, _ in every[start:] for step in message_steps]
+        texts = [text for _, text in every[start:] if text]
         if start == 0 and (not steps or steps[0]["type"] not in _USER_STEPS):
-            opening = {"type": "user_input", "content": [{"type": "text", "text": ""}]}
-            steps.insert(0, self._marshal([opening])[0] if wire else opening)
-        return steps
+            opening, text = self._opening(wire)
+            steps.insert(0, opening)
+            texts.insert(0, text)
+        return steps, "[" + ",".join(texts) + "]" if wire else ""
+
+    def _opening(self, wire: bool) -> tuple[dict[str, Any], str]:
+        """The empty user input that opens a history starting with no user step (as the SDK
+        writes it, and its JSON, with `wire`)."""
+        opening = {"type": "user_input", "content": [{"type": "text", "text": ""}]}
+        if not wire:
+            return opening, ""
+        if self._wire_opening is None:
+            steps, text = self._wire_steps([opening])
+            self._wire_opening = steps[0], text
+        return self._wire_opening
 
     def _facts(self, messages: Sequence[Message], index: int) -> _Facts:
         """What `_steps` reads of `messages[index]` beside its steps: the message as the replay
@@ -386,20 +431,23 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
 
     def _message_steps(
         self, message: Message, index: int, dummy_thought: bool, prompt: int, wire: bool
-    ) -> list[dict[str, Any]]:
+    ) -> tuple[list[dict[str, Any]], str]:
         """One message's steps (as the replay policy leaves it: `_user_steps`, its notes
-        shown as text as of `prompt`; `_model_steps`), or their wire form."""
+        shown as text as of `prompt`; `_model_steps`), or their wire form and its JSON text
+        (the list's items, "" for none)."""
         if message.role == "user":
             steps = self._user_steps(notes_as_text(message, index, prompt), index)
         else:
             steps = _model_steps(message, index, dummy_thought=dummy_thought)
-        return self._marshal(steps) if wire and steps else steps
+        return self._wire_steps(steps) if wire and steps else (steps, "")
 
-    def _marshal(self, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _wire_steps(self, steps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
         """`steps` as the SDK writes them into the request body (its own models' field order
-        and values), by its own marshalling (`_MARSHAL`)."""
-        assert _MARSHAL is not None
-        return _MARSHAL(self.model_name, steps)
+        and values, by its own validation and serialization: `request_body`), and their
+        JSON text as items of the body's list (`json.dumps`, as the SDK writes the body)."""
+        marshalled = request_body(self.model_name, steps)
+        assert marshalled is not None
+        return marshalled, ",".join(map(SDK_JSON.encode, marshalled))
 
     def _user_steps(self, message: Message, index: int) -> list[dict[str, Any]]:
         """A user message: its prompt as one `user_input` step, its tool results as
@@ -460,9 +508,9 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params, warnings = self._prepare(request)
-        params = self._untransformed(params)
+        params, text = self._untransformed(params)
         try:
-            interaction = await self.client.aio.interactions.create(**params)  # pyright: ignore[reportUnknownMemberType]
+            interaction = await self._create(params, text)
         except _VENDOR_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
@@ -470,6 +518,17 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         except UNREADABLE as exc:
             raise unreadable(exc, scope=self.scope) from exc
         return ModelResponse(parsed.message, warnings) if warnings else parsed
+
+    async def _create(self, params: dict[str, Any], text: str | None) -> object:
+        """`client.aio.interactions.create(**params)`, by the client's own resource reading and
+        writing without a model built per call, the steps in the extra body written as `text`
+        (`_interactions_client`), when it is the SDK's."""
+        interactions = resource(self.client)
+        if interactions is None:
+            return await self.client.aio.interactions.create(**params)  # pyright: ignore[reportUnknownMemberType]
+        if text is not None:
+            interactions = interactions.encoded("input", params["extra_body"]["input"], text)
+        return await interactions.create(**params)
 
     def parse_response(self, response: ix.Interaction) -> ModelResponse:
         """The shared form of an interaction: its output steps as parts in order (echoed
@@ -500,12 +559,12 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         `StreamInterrupted` with what had arrived, unsigned; an `error` event raises
         `ProviderError`."""
         params, warnings = self._prepare(request)
-        params = self._untransformed(params)
+        params, text = self._untransformed(params)
         for warning in warnings:
             yield warning
         steps = _Steps(self.scope)
         try:
-            events = await self.client.aio.interactions.create(**params, stream=True)  # pyright: ignore[reportUnknownMemberType]
+            events = await self._create({**params, "stream": True}, text)
             try:
                 async for event in cast("AsyncIterator[object]", events):
                     for out in steps.fold(event):
@@ -968,6 +1027,7 @@ def _failed(response: ix.Interaction, scope: str) -> ProviderError:
 
 
 _FACTS = "interactions-facts"
+_PASS = "interactions-pass"
 _STEPS = "interactions-steps"
 _WIRE = "interactions-wire"
 
@@ -983,28 +1043,20 @@ class _Facts:
     prompt: bool = False
 
 
-def _marshaller() -> Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None:
-    """How the SDK writes steps into a request body: `interactions.create`'s own validation and
-    marshalling of a body holding them (its models' field order and values, as JSON data);
-    None when this SDK has other names for them (the typed steps are sent then)."""
-    try:
-        utils = importlib.import_module("google.genai._gaos.utils")
-        models = importlib.import_module("google.genai._gaos.models")
-    except ImportError:  # pragma: no cover - another SDK
-        return None
-    unmarshal = getattr(utils, "unmarshal", None)
-    marshal_json = getattr(utils, "marshal_json", None)
-    request_type = getattr(models, "CreateInteractionRequest", None)
-    body_type = getattr(models, "CreateInteractionRequestBody", None)
-    if not (unmarshal and marshal_json and request_type and body_type):  # pragma: no cover
-        return None
+@dataclass(frozen=True, slots=True)
+class _Pass:
+    """What `GeminiInteractionsModel._encoded_steps` found in a history's first messages, all
+    before its current turn: the last of them holding a prompt (-1: none), and what each sends
+    (its steps and their JSON text), by index (never a message: `PerPrefix`)."""
 
-    def marshal(model: str, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        request = unmarshal({"body": {"model": model, "input": steps}}, request_type)
-        body = json.loads(marshal_json(request.body, body_type))
-        return cast("list[dict[str, Any]]", body["input"])
-
-    return marshal
+    current: int
+    messages: tuple[tuple[list[dict[str, Any]], str], ...]
 
 
-_MARSHAL = _marshaller()
+_EMPTY_PASS = _Pass(-1, ())
+
+
+def _last_prompt(facts: Sequence[_Facts], first: int, end: int, before: int) -> int:
+    """The index of the last message of `first..end-1` holding a prompt (`facts` starting at
+    `first`), else `before`."""
+    return next((i for i in range(end - 1, first - 1, -1) if facts[i - first].prompt), before)
