@@ -48,7 +48,6 @@ from google.genai._interactions import (
 )
 from pydantic import BaseModel, JsonValue
 
-from ..._memo import PerPrefix
 from ...errors import ConfigurationError, HistoryError, ProviderError
 from ...history import ForeignReasoning, for_scope
 from ...messages import (
@@ -216,8 +215,6 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         )
         self._platform = "vertex" if vertex else "gemini"
         self._profile = model_profile(model_name, self._platform)
-        self._per_prefix = PerPrefix()
-        """What a pass over a history found before its current turn (`_encoded_steps`)."""
         self._wire_opening: tuple[dict[str, Any], str] | None = None
 
     @property
