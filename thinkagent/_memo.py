@@ -159,3 +159,18 @@ class PerPrefix:
         kept = cast("list[tuple[tuple[Any, ...], Any]] | None", self._kept.peek(messages[0], kind))
         others = [e for e in kept or () if len(e[0]) != n - 1]
         self._kept.put(messages[0], kind, [entry, *others[: self.SLOTS - 1]])
+
+    def keep_ends(
+        self,
+        messages: Sequence[Any],
+        checked: int,
+        kind: Hashable,
+        state: Callable[[int], Any],
+        prompt: int,
+    ) -> None:
+        """Keep what a pass found past `checked` (`state(n)` for the first `n` messages) where
+        the history's last prompt starts and at its end: the next run from the same history,
+        the run's next step."""
+        for n in {prompt, len(messages)}:
+            if n > checked:
+                self.keep(messages, n, kind, state(n))

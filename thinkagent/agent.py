@@ -17,7 +17,6 @@ from collections.abc import (
     Awaitable,
     Callable,
     Generator,
-    Hashable,
     Iterable,
     Mapping,
     Sequence,
@@ -1712,7 +1711,13 @@ def _check_media(media: MediaSupport, messages: Sequence[Message], start: int) -
                 continue
             if problem is not None:
                 raise ConfigurationError(f"messages[{i}].parts[{j}]: {problem}")
-    _keep(messages, checked, kind, lambda n: moved if moved is None or moved < n else None)
+    _PREFIXES.keep_ends(
+        messages,
+        checked,
+        kind,
+        lambda n: moved if moved is None or moved < n else None,
+        current_prompt(messages),
+    )
     return moved is not None and moved >= start
 
 
@@ -1727,23 +1732,12 @@ def _foreign_thinking(messages: Sequence[Message], scope: str) -> bool:
         (i for i in range(checked, len(messages)) if _foreign(messages[i], scope)),
         len(messages),
     )
-    _keep(messages, checked, kind, lambda n: n > at)
+    _PREFIXES.keep_ends(messages, checked, kind, lambda n: n > at, current_prompt(messages))
     return at < len(messages)
 
 
 def _foreign(message: Message, scope: str) -> bool:
     return message.role == "assistant" and message.scope != scope
-
-
-def _keep(
-    messages: Sequence[Message], checked: int, kind: Hashable, state: Callable[[int], object]
-) -> None:
-    """Keep what a pass over `messages` found (`state(n)` for the first `n`) at their end and
-    where their last prompt starts, for the conversation's next requests: the next step of a
-    run, the next run from the same history (`PerPrefix`)."""
-    for n in {current_prompt(messages), len(messages)}:
-        if n > checked:
-            _PREFIXES.keep(messages, n, kind, state(n))
 
 
 _PREFIXES = PerPrefix()

@@ -101,12 +101,9 @@ def notes_as_text_warning(
         for i in range(start, len(messages))
         if messages[i].role == "user" and shown_notes(messages[i], i, prompt)
     )
-    if start < prompt:
-        _SHOWN.keep(
-            messages, prompt, NOTES_AS_TEXT, (tuple(i for i in shown if i < prompt), prompt)
-        )
-    if start < len(messages):
-        _SHOWN.keep(messages, len(messages), NOTES_AS_TEXT, (shown, prompt))
+    _SHOWN.keep_ends(
+        messages, start, NOTES_AS_TEXT, lambda n: (tuple(i for i in shown if i < n), prompt), prompt
+    )
     indexes = [f"messages[{i}]" for i in shown]
     if not indexes:
         return None

@@ -24,12 +24,14 @@ Pure Python: no vendor SDK is imported here.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from pydantic import JsonValue
 
+from ..._memo import PerPrefix
 from ...messages import Message, SystemNote
+from .._system_notes import current_prompt
 from ..base import ToolDefinition
 
 __all__ = ["BASE", "Base", "base_details", "kept_base", "note_for", "recorded_base"]
@@ -47,6 +49,17 @@ class Base:
     system: str | None
     tools: tuple[ToolDefinition, ...]
     at: int
+    instructions: str | None = None
+    """The instructions in force after the messages it was read from (the latest note's)."""
+    names: tuple[str, ...] = ()
+    """The names of the tools in force after them (the base's, with the notes' changes)."""
+
+    def after(self, note: SystemNote) -> Base:
+        """What is in force after `note`."""
+        instructions = (note.text or None) if note.instructions else self.instructions
+        names = [name for name in self.names if name not in note.remove_tools]
+        names += [name for name in note.add_tools if name not in names]
+        return replace(self, instructions=instructions, names=tuple(names))
 
 
 def base_details(system: str | None, tools: Sequence[ToolDefinition]) -> dict[str, JsonValue]:
@@ -61,47 +74,48 @@ def base_details(system: str | None, tools: Sequence[ToolDefinition]) -> dict[st
 
 
 def recorded_base(messages: Sequence[Message], scopes: Collection[str]) -> Base | None:
-    """The latest base recorded by a message of `scopes`, or None."""
-    for index in range(len(messages) - 1, -1, -1):
+    """The latest base recorded by a message of `scopes`, with what is in force after
+    `messages` by it and the notes since, or None. A conversation's later requests read their
+    new messages only (`PerPrefix`)."""
+    kind = (BASE, frozenset(scopes))
+    checked, kept = _IN_FORCE.resume(messages, kind)
+    base = cast("Base | None", kept)
+    for index in range(checked, len(messages)):
         message = messages[index]
-        if message.role != "assistant" or message.scope not in scopes:
-            continue
-        raw = (message.provider_details or {}).get(BASE)
-        if not isinstance(raw, dict):
-            continue
-        system = raw.get("system")
-        tools: list[ToolDefinition] = []
-        for item in cast(
-            "list[Any]", raw.get("tools") if isinstance(raw.get("tools"), list) else []
-        ):
-            if not isinstance(item, dict):
-                return None
-            spec = cast("dict[str, Any]", item)
-            tools.append(
-                ToolDefinition(
-                    str(spec.get("name", "")),
-                    str(spec.get("description", "")),
-                    cast("dict[str, Any]", spec.get("parameters") or {}),
-                )
+        if message.role == "assistant":
+            if message.scope in scopes:
+                raw = (message.provider_details or {}).get(BASE)
+                if isinstance(raw, dict):
+                    base = _parsed(cast("dict[str, Any]", raw), index)
+        elif base is not None and base.at >= 0:
+            for note in message.notes:
+                base = base.after(note)
+    base = base if base is not None and base.at >= 0 else None
+    _IN_FORCE.keep_ends(messages, checked, kind, lambda n: base, current_prompt(messages))
+    return base
+
+
+_IN_FORCE = PerPrefix()
+
+
+def _parsed(raw: dict[str, Any], at: int) -> Base:
+    """The base a message recorded (`at: -1`: a record with a tool that is not an object, which
+    makes the conversation's base unknown until the next one)."""
+    system = raw.get("system")
+    tools: list[ToolDefinition] = []
+    for item in cast("list[Any]", raw.get("tools") if isinstance(raw.get("tools"), list) else []):
+        if not isinstance(item, dict):
+            return Base(None, (), -1)
+        spec = cast("dict[str, Any]", item)
+        tools.append(
+            ToolDefinition(
+                str(spec.get("name", "")),
+                str(spec.get("description", "")),
+                cast("dict[str, Any]", spec.get("parameters") or {}),
             )
-        return Base(system if isinstance(system, str) else None, tuple(tools), index)
-    return None
-
-
-def _in_force(base: Base, messages: Sequence[Message]) -> tuple[str | None, list[str]]:
-    """The instructions and the names of the tools in force after `messages`, by the base and
-    the notes since it."""
-    instructions = base.system
-    tools = [t.name for t in base.tools]
-    for message in messages[base.at + 1 :]:
-        if message.role != "user":
-            continue
-        for note in message.notes:
-            if note.instructions:
-                instructions = note.text or None
-            tools = [name for name in tools if name not in note.remove_tools]
-            tools += [name for name in note.add_tools if name not in tools]
-    return instructions, tools
+        )
+    system = system if isinstance(system, str) else None
+    return Base(system, tuple(tools), at, system, tuple(t.name for t in tools))
 
 
 def kept_base(
@@ -113,7 +127,7 @@ def kept_base(
     """What a request keeps sending for `base` (its system, its tools with the ones added
     since, and the names of those, which go deferred), or None when the notes since the base do
     not account for the request's `instructions` and `tools`."""
-    in_force, names = _in_force(base, messages)
+    in_force, names = base.instructions, base.names
     if in_force != instructions:
         return None
     requested = {t.name: t for t in tools}
@@ -138,7 +152,7 @@ def note_for(
     `tools`, or None when nothing changed or a note cannot say the change (instructions
     removed, a tool of the base rewritten, a tool the base did not have where `new_tools` is
     false: a platform without deferred tools)."""
-    in_force, names = _in_force(base, messages)
+    in_force, names = base.instructions, base.names
     requested = {t.name: t for t in tools}
     if any(t.name in requested and requested[t.name] != t for t in base.tools):
         return None
