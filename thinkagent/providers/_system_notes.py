@@ -34,6 +34,7 @@ __all__ = [
     "check_note_tools",
     "current_prompt",
     "note_text",
+    "noted_warning",
     "notes_as_text",
     "notes_as_text_warning",
     "shown_notes",
@@ -90,13 +91,20 @@ def notes_as_text_warning(
     """The `system_note_as_text` warning for a request whose wire sends notes as the user's
     text (`why` says why), naming the messages whose notes went so; None when none did."""
     prompt = current_prompt(messages)
-    indexes = [
-        f"messages[{i}]"
+    noted = [
+        i
         for i, message in enumerate(messages)
         if message.role == "user" and shown_notes(message, i, prompt)
     ]
-    if not indexes:
+    return noted_warning(noted, why=why, scope=scope)
+
+
+def noted_warning(noted: Sequence[int], *, why: str, scope: str) -> WarningEvent | None:
+    """`notes_as_text_warning` for the messages (by index) whose notes went as text, found by
+    the pass that sent them."""
+    if not noted:
         return None
+    indexes = [f"messages[{i}]" for i in noted]
     return WarningEvent(
         code=NOTES_AS_TEXT,
         message=(
