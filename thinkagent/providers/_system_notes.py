@@ -36,6 +36,7 @@ __all__ = [
     "check_note_tools",
     "current_prompt",
     "note_text",
+    "noted_warning",
     "notes_as_text",
     "notes_as_text_warning",
     "same_turn",
@@ -104,9 +105,15 @@ def notes_as_text_warning(
     _SHOWN.keep_ends(
         messages, start, NOTES_AS_TEXT, lambda n: (tuple(i for i in shown if i < n), prompt), prompt
     )
-    indexes = [f"messages[{i}]" for i in shown]
-    if not indexes:
+    return noted_warning(shown, why=why, scope=scope)
+
+
+def noted_warning(noted: Sequence[int], *, why: str, scope: str) -> WarningEvent | None:
+    """`notes_as_text_warning` for the messages (by index) whose notes went as text, found by
+    the pass that sent them."""
+    if not noted:
         return None
+    indexes = [f"messages[{i}]" for i in noted]
     return WarningEvent(
         code=NOTES_AS_TEXT,
         message=(

@@ -73,8 +73,9 @@ from .._common import (
 from .._system_notes import (
     check_note_tools,
     current_prompt,
+    noted_warning,
     notes_as_text,
-    notes_as_text_warning,
+    shown_notes,
 )
 from ..base import (
     ModelProfile,
@@ -329,8 +330,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
             update["http_options"] = http_options
         config = self._base_config.model_copy(update=update) if update else self._base_config
         params = {"model": self.model_name, "contents": None, "config": config}
-        note = notes_as_text_warning(request.messages, why=_NO_SYSTEM_ROLE, scope=self.scope)
-        return params, warnings if note is None else (*warnings, note)
+        return params, warnings
 
     def _send(
         self, request: ModelRequest, *, stream: bool = False
@@ -339,11 +339,18 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         data the SDK would make of it, each content converted once (`_wire`) by the SDK's own
         converters: a placeholder in `contents`, which the SDK converts at no cost, and the
         contents in the per-request `http_options.extra_body`, which the SDK merges into the
-        body in their place (ADR 180). The typed `contents` when the SDK's converters cannot be
-        found."""
-        params, warnings = self._prepare(request, stream=stream)
-        if _CONVERT is None:
-            params["contents"] = self._contents(request.messages, wire=False)
+        body in their place (ADR 180); the config as its fields, so the SDK does not deep-copy
+        the contents with it. The typed `contents` when the SDK's converters cannot be found.
+        The contents come from `_replay`, which passes over the messages the conversation's
+        last request did not leave final."""
+        params, warnings = self._prepare(request, stream=stream)  # its checks come first
+        wire = _CONVERT is not None
+        contents, noted = self._replay(request.messages, wire)
+        note = noted_warning(noted, why=_NO_SYSTEM_ROLE, scope=self.scope)
+        if note is not None:
+            warnings = (*warnings, note)
+        if not wire:
+            params["contents"] = [c.model_copy(deep=True) for c in contents]
             return params, warnings
         config = cast("types.GenerateContentConfig", params["config"])
         given = config.http_options
@@ -351,10 +358,12 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         if extra is None:  # the request's extra body replaces the client's
             extra = _client_extra_body(self.client)
         options = given.model_copy() if given is not None else types.HttpOptions()
-        contents = self._contents(request.messages, wire=True)
         options.extra_body = {"contents": contents, **(extra or {})}
         params["contents"] = [_OPENING]
-        params["config"] = config.model_copy(update={"http_options": options})
+        # Its fields, not the config: the SDK deep-copies a config (the contents in its extra
+        # body with it, a walk of the conversation), and builds one from fields as they are.
+        fields = {name: getattr(config, name) for name in config.model_fields_set}
+        params["config"] = {**fields, "http_options": options}
         return params, warnings
 
     def build_messages(self, messages: Sequence[Message]) -> list[types.Content]:
@@ -369,31 +378,67 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
 
     def _contents(self, messages: Sequence[Message], *, wire: bool) -> list[Any]:
         """`build_messages`' contents (each a copy), or, with `wire`, the JSON data the SDK
-        makes of them. What each message sends is derived once (`_facts`, `_sent`) and
-        shared."""
+        makes of them. What each message sends is derived once (`_facts`,
+        `_sent`) and shared; a conversation's next request resumes after the prefix whose
+        contents are final (`_replay`)."""
+        contents = self._replay(messages, wire)[0]
+        if wire:
+            return contents
+        return [c.model_copy(deep=True) for c in contents]
+
+    def _replay(self, messages: Sequence[Message], wire: bool) -> tuple[list[Any], tuple[int, ...]]:
+        """The contents for `messages` (typed, or with `wire` as JSON data), and the indexes of
+        the user messages whose system notes go as text. One pass over the messages the
+        conversation's last request did not leave final (`PerPrefix`): a message's contents
+        depend on where the current turn starts (a user message's notes, a model message's
+        dummy signature) and on the ids of the calls the service gave none (`generated`), so
+        the pass keeps its state before the current turn, and starts again from the first
+        message when a new message generates an id that a kept result answers."""
         get = self._per_message.get
-        facts = [get(m, _FACTS, self._facts, messages, i) for i, m in enumerate(messages)]
-        generated: set[str] = set()
-        current = -1
-        for index, fact in enumerate(facts):
-            if fact.generated:
-                generated.update(fact.generated)
+        kind = (_REPLAY, wire)
+        start, kept = self._per_prefix.resume(messages, kind)
+        state = cast("_Replayed", kept) if kept is not None else _EMPTY
+        facts = [
+            get(messages[i], _FACTS, self._facts, messages, i) for i in range(start, len(messages))
+        ]
+        new_generated = [c for fact in facts for c in fact.generated]
+        if start and not state.answered.isdisjoint(new_generated):  # a kept result changes
+            start, state = 0, _EMPTY
+            facts = [get(m, _FACTS, self._facts, messages, i) for i, m in enumerate(messages)]
+            new_generated = [c for fact in facts for c in fact.generated]
+        generated = state.generated.union(new_generated) if new_generated else state.generated
+        current = running = state.current  # the last message holding a prompt (before `index`)
+        for offset, fact in enumerate(facts):
             if fact.prompt:
-                current = index
+                current = start + offset
         prompt = current_prompt(messages)  # which notes are shown as text (`notes_as_text`)
         skip_validator = self._missing_signature == "skip_validator"
-        contents: list[Any] = []
-        last = None  # the role of the last content
-        for index, fact in enumerate(facts):
+        contents = list(state.contents)
+        noted = list(state.noted)
+        seen: list[str] = []  # the ids generated, and the ids answered, from `start` on
+        answers: list[str] = []
+        last = state.last  # the role of the last content
+        final = min(current, prompt)  # everything before it is final for later requests
+        kept_at: _Replayed | None = None
+        for offset, fact in enumerate(facts):
+            index = start + offset
+            if index == final and index > start:
+                kept_at = _replayed(state, contents, last, seen, answers, running, noted)
+            seen.extend(fact.generated)
+            if fact.prompt:
+                running = index
+            message = messages[index]
             if fact.results is not None:  # a user message
+                if shown_notes(message, index, prompt):
+                    noted.append(index)
+                answers.extend(fact.results)
                 unsigned = tuple(c for c in fact.results if c in generated) if generated else ()
                 variant: object = (unsigned, index < prompt)
             else:
                 variant = skip_validator and fact.foreign and index > current
-            kind = (_WIRE if wire else _CONTENT, variant)
             sent = get(
-                messages[index],
-                kind,
+                message,
+                (_WIRE if wire else _CONTENT, variant),
                 self._sent,
                 messages,
                 index,
@@ -411,11 +456,11 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
             else:
                 contents.append(item)
                 last = role
+        if kept_at is not None and kept_at.answered.isdisjoint(generated):
+            self._per_prefix.keep(messages, final, kind, kept_at)  # else it depends on the rest
         if not contents or _role(contents[0]) != "user":
             contents.insert(0, self._wire(_OPENING) if wire else _OPENING)
-        if wire:
-            return contents
-        return [c.model_copy(deep=True) for c in contents]
+        return contents, tuple(noted)
 
     def _sent(
         self,
@@ -1090,6 +1135,7 @@ def _usage(metadata: types.GenerateContentResponseUsageMetadata | None) -> Usage
 
 
 _FACTS = "gemini-facts"
+_REPLAY = "gemini-replay"
 _CONTENT = "gemini-content"
 _WIRE = "gemini-wire"
 
@@ -1149,3 +1195,46 @@ def _client_extra_body(client: genai.Client) -> dict[str, Any] | None:
     options = getattr(getattr(client, "_api_client", None), "_http_options", None)
     extra = getattr(options, "extra_body", None)
     return cast("dict[str, Any] | None", extra) if isinstance(extra, dict) else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Replayed:
+    """What `GeminiModel._replay` found in a history's first messages, all final for the
+    conversation's later requests: their contents (typed, or JSON data) and the role of the
+    last, the ids of the calls the service gave none, the ids their results answer that are
+    not among those (a later message generating one changes a kept content), the last
+    message holding a prompt, the user messages whose notes go as text. No message: they are
+    named by index."""
+
+    contents: tuple[Any, ...] = ()
+    last: str | None = None
+    generated: frozenset[str] = frozenset()
+    answered: frozenset[str] = frozenset()
+    current: int = -1
+    noted: tuple[int, ...] = ()
+
+
+_EMPTY = _Replayed()
+
+
+def _replayed(
+    state: _Replayed,
+    contents: list[Any],
+    last: str | None,
+    generated: list[str],
+    answers: list[str],
+    current: int,
+    noted: list[int],
+) -> _Replayed:
+    """`state` carried over the messages `_replay` passed since: their contents so far,
+    the ids generated and answered in them."""
+    ids = state.generated.union(generated) if generated else state.generated
+    fresh = [c for c in answers if c not in ids]
+    return _Replayed(
+        tuple(contents),
+        last,
+        ids,
+        state.answered.union(fresh) if fresh else state.answered,
+        current,
+        tuple(noted),
+    )
