@@ -33,9 +33,11 @@ __all__ = [
     "NOTES_AS_TEXT",
     "check_note_tools",
     "current_prompt",
+    "is_prompt",
     "note_text",
     "notes_as_text",
     "notes_as_text_warning",
+    "notes_warning",
     "shown_notes",
 ]
 
@@ -52,12 +54,17 @@ def current_prompt(messages: Sequence[Message]) -> int:
     """The index of the last user prompt (a user message holding more than tool results and
     notes): the current turn runs from there. -1 when there is none."""
     for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if message.role == "user" and any(
-            not isinstance(p, ToolResult | SystemNote) for p in message.parts
-        ):
+        if is_prompt(messages[index]):
             return index
     return -1
+
+
+def is_prompt(message: Message) -> bool:
+    """Whether `message` is a user prompt: a user message holding more than tool results and
+    notes (a turn starts there)."""
+    return message.role == "user" and any(
+        not isinstance(p, ToolResult | SystemNote) for p in message.parts
+    )
 
 
 def shown_notes(message: Message, index: int, prompt: int) -> list[SystemNote]:
@@ -91,17 +98,24 @@ def notes_as_text_warning(
     text (`why` says why), naming the messages whose notes went so; None when none did."""
     prompt = current_prompt(messages)
     indexes = [
-        f"messages[{i}]"
+        i
         for i, message in enumerate(messages)
         if message.role == "user" and shown_notes(message, i, prompt)
     ]
+    return notes_warning(indexes, why=why, scope=scope)
+
+
+def notes_warning(indexes: Sequence[int], *, why: str, scope: str) -> WarningEvent | None:
+    """The `system_note_as_text` warning naming the messages at `indexes`, whose notes went
+    as the user's text (`why` says why); None when there are none. For a wire that finds them
+    in a pass of its own (one resumed from a conversation's earlier requests)."""
     if not indexes:
         return None
+    named = ", ".join(f"messages[{i}]" for i in indexes)
     return WarningEvent(
         code=NOTES_AS_TEXT,
         message=(
-            f"{why}: the system notes of {', '.join(indexes)} went as the user's text; the "
-            "history keeps them"
+            f"{why}: the system notes of {named} went as the user's text; the history keeps them"
         ),
         scope=scope,
     )

@@ -22,6 +22,7 @@ import httpx2
 import openai
 from openai.types.shared import ReasoningEffort as _SDKReasoningEffort
 
+from ..._memo import PerPrefix
 from ...errors import ConfigurationError, ProviderError
 from ...history import ForeignReasoning
 from ...messages import Document, Image, Message, TextPart, ToolResult
@@ -238,6 +239,9 @@ class OpenAIAdapter(AdapterBase[openai.AsyncOpenAI, OpenAIThinking]):
         self._extra_body: Mapping[str, Any] = MappingProxyType(dict(extra_body or {}))
         self._extra_headers: Mapping[str, str] = MappingProxyType(dict(extra_headers or {}))
         self._secrets = client_secrets(client)
+        self._per_prefix = PerPrefix()
+        """What the pass over a history found in its prefix, for the conversation's next
+        request (ADR 180): this adapter's settings are fixed, so its kinds name only the pass."""
 
     @property
     def extra_body(self) -> Mapping[str, Any]:
