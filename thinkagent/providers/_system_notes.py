@@ -35,6 +35,7 @@ __all__ = [
     "NOTES_AS_TEXT",
     "check_note_tools",
     "current_prompt",
+    "is_prompt",
     "note_text",
     "noted_warning",
     "notes_as_text",
@@ -56,12 +57,17 @@ def current_prompt(messages: Sequence[Message]) -> int:
     """The index of the last user prompt (a user message holding more than tool results and
     notes): the current turn runs from there. -1 when there is none."""
     for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if message.role == "user" and any(
-            not isinstance(p, ToolResult | SystemNote) for p in message.parts
-        ):
+        if is_prompt(messages[index]):
             return index
     return -1
+
+
+def is_prompt(message: Message) -> bool:
+    """Whether `message` is a user prompt: a user message holding more than tool results and
+    notes (a turn starts there)."""
+    return message.role == "user" and any(
+        not isinstance(p, ToolResult | SystemNote) for p in message.parts
+    )
 
 
 def shown_notes(message: Message, index: int, prompt: int) -> list[SystemNote]:
@@ -113,12 +119,11 @@ def noted_warning(noted: Sequence[int], *, why: str, scope: str) -> WarningEvent
     the pass that sent them."""
     if not noted:
         return None
-    indexes = [f"messages[{i}]" for i in noted]
+    named = ", ".join(f"messages[{i}]" for i in noted)
     return WarningEvent(
         code=NOTES_AS_TEXT,
         message=(
-            f"{why}: the system notes of {', '.join(indexes)} went as the user's text; the "
-            "history keeps them"
+            f"{why}: the system notes of {named} went as the user's text; the history keeps them"
         ),
         scope=scope,
     )

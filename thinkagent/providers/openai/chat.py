@@ -67,8 +67,8 @@ from .._common import (
 from .._system_notes import (
     check_note_tools,
     current_prompt,
+    noted_warning,
     notes_as_text,
-    notes_as_text_warning,
     shown_notes,
 )
 from ..base import ModelProfile, ModelRequest, ModelResponse, ModelSettings, ModelStreamEvent
@@ -312,27 +312,45 @@ class OpenAIChatModel(OpenAIAdapter):
         """The `messages` parameter, the warnings for what was sent in place of reasoning this
         scope's own messages no longer have (`missing_reasoning="always_empty"`), and each
         message's JSON. What each message sends is derived once (`_turn`, `_wire`); it is
-        shared, never changed."""
+        shared, never changed. A conversation's later requests resume after the turns that
+        were over on the one before (`PerPrefix`): a request passes over its current turn."""
         get = self._per_message.get
-        turns = [get(m, _TURN, self._turn, messages, i) for i, m in enumerate(messages)]
         dialect = self._dialect
-        replay = _replayed(turns, dialect.replay)
+        begin, kept = self._per_prefix.resume(messages, _PREFIX)
+        turns = [
+            get(messages[i], _TURN, self._turn, messages, i) for i in range(begin, len(messages))
+        ]
+        if begin and not (turns and turns[0].starts):  # a branch: the prefix's last turn goes on
+            begin, kept = 0, None
+            turns = [get(m, _TURN, self._turn, messages, i) for i, m in enumerate(messages)]
+        prefix = cast("_ChatPrefix", kept) if kept is not None else _NO_PREFIX
+        # the prefix ends where a turn starts: the replay rule reads the turns after it alone
+        replay = {begin + i for i in _replayed(turns, dialect.replay)}
         prompt = current_prompt(messages)  # which notes are shown (`shown_notes`)
-        out: list[dict[str, Any]] = []
-        texts: list[str] = []
-        placeholders: list[int] = []
-        for i, turn in enumerate(turns):
+        notes = not dialect.mid_conversation_system
+        out: list[dict[str, Any]] = list(prefix.items)
+        texts: list[str] = list(prefix.texts)
+        placeholders: list[int] = list(prefix.placeholders)
+        noted: list[int] = list(prefix.noted)
+        # everything before the last turn's start is final for every later request: which
+        # turns replay their reasoning, and which notes are over (the prompt is at or after it)
+        last = next((k for k in range(len(turns) - 1, 0, -1) if turns[k].starts), 0)
+        checkpoint = None
+        for k, turn in enumerate(turns):
+            i = begin + k
+            if k == last and k:
+                checkpoint = _ChatPrefix(
+                    tuple(out), tuple(texts), tuple(placeholders), tuple(noted)
+                )
             if turn.user:
+                message = messages[i]
                 items, encoded = get(
-                    messages[i],
-                    (_USER, i < prompt),
-                    self._user,
-                    turn.scoped or messages[i],
-                    i,
-                    prompt,
+                    message, (_USER, i < prompt), self._user, turn.scoped or message, i, prompt
                 )
                 out += items
                 texts += encoded
+                if notes and shown_notes(message, i, prompt):
+                    noted.append(i)
                 continue
             message = turn.scoped or messages[i]
             wire, placeholder, text = get(
@@ -344,10 +362,12 @@ class OpenAIChatModel(OpenAIAdapter):
                 placeholders.append(i)
             out.append(wire)
             texts.append(text)
+        if checkpoint is not None:
+            self._per_prefix.keep(messages, begin + last, _PREFIX, checkpoint)
         warnings: list[WarningEvent] = []
-        if not dialect.mid_conversation_system:
+        if notes:
             why = f"{dialect.name} takes no system message after the first turn"
-            note = notes_as_text_warning(messages, why=why, scope=self.scope)
+            note = noted_warning(noted, why=why, scope=self.scope)
             warnings += [note] if note is not None else []
         if placeholders:
             warnings.append(
@@ -958,6 +978,23 @@ def _with_unknown(chunks: list[dict[str, Any]], unknown: object, key: str) -> li
 _TURN = "turn"
 _USER = "user"
 _WIRE = "wire"
+_PREFIX = "messages"
+
+
+@dataclass(frozen=True, slots=True)
+class _ChatPrefix:
+    """What `_messages` sent for a conversation's turns that are over (`PerPrefix`): their
+    messages' wire forms and JSON, and the indexes of those that went with a reasoning
+    placeholder and of those whose notes went as the user's text. No message: a state kept
+    with the conversation's first message must not hold it."""
+
+    items: tuple[dict[str, Any], ...] = ()
+    texts: tuple[str, ...] = ()
+    placeholders: tuple[int, ...] = ()
+    noted: tuple[int, ...] = ()
+
+
+_NO_PREFIX = _ChatPrefix()
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,7 +90,7 @@ from .._common import (
     request_options,
     unreadable,
 )
-from .._system_notes import check_note_tools, current_prompt, shown_notes
+from .._system_notes import check_note_tools, current_prompt, is_prompt, shown_notes
 from ..base import (
     MediaSupport,
     ModelProfile,
@@ -446,30 +446,64 @@ class OpenAIResponsesModel(OpenAIAdapter):
         Each message's items and their JSON are derived once (`_sent`); the items are shared,
         never to be changed."""
         get = self._per_message.get
-        sent: list[_Sent] = []
-        start = reasoning = compaction = 0
-        requests: set[str] = set()  # the history's approval requests
-        for index, message in enumerate(messages):
-            one = get(message, _SENT, self._sent, messages, index)
+        n = len(messages)
+        begin, kept = self._per_prefix.resume(messages, _PREFIX)
+        if begin and (begin == n or not is_prompt(messages[begin])):
+            begin, kept = 0, None  # a branch: the kept prefix's last turn goes on
+        sent = [get(messages[i], _SENT, self._sent, messages, i) for i in range(begin, n)]
+        prefix = cast("_InputPrefix", kept) if kept is not None else _NO_PREFIX
+        requests = set(prefix.requests)  # the history's approval requests
+        for one in sent:
+            requests.update(one.approvals)
+        if prefix.results & requests != prefix.decided:  # a request the prefix answers came later
+            begin, prefix = 0, _NO_PREFIX
+            sent = [get(m, _SENT, self._sent, messages, i) for i, m in enumerate(messages)]
+            requests = {c for one in sent for c in one.approvals}
+        prompt = current_prompt(messages)  # which notes are shown (`shown_notes`)
+        # The next request resumes at the current prompt: what comes before it is final for
+        # every history that starts with it (and has a prompt there).
+        cut = prompt if prompt > begin else None
+        start, (reasoning, compaction), context = prefix.start, prefix.foreign, prefix.context
+        results, decided = set(prefix.results), set(prefix.decided)
+        facts: tuple[int, tuple[int, int], str | None, frozenset[str], frozenset[str]] | None = None
+        for k, one in enumerate(sent):
+            i = begin + k
+            if i == cut:
+                facts = (
+                    start,
+                    (reasoning, compaction),
+                    context,
+                    frozenset(results),
+                    frozenset(decided),
+                )
             if one.compaction is not None:
-                start = index
+                start = i
             if one.foreign:
                 reasoning += one.foreign[0]
                 compaction += one.foreign[1]
-            if one.approvals:
-                requests.update(one.approvals)
-            sent.append(one)
+            if one.results:
+                results.update(one.results)
+                decided.update(c for c in one.results if c in requests)
+            if one.context is not None:
+                context = one.context
         out: list[dict[str, Any]] = []
         texts: list[str] = []
         removed: list[tuple[int, str]] = []
-        prompt = current_prompt(messages)  # which notes are shown (`shown_notes`)
-        for i in range(start, len(sent)):
-            one = sent[i]
+        if start < begin:  # no compaction item after the prefix: what it sent goes first
+            out, texts, removed = list(prefix.items), list(prefix.texts), list(prefix.removed)
+        snapshot: tuple[tuple[dict[str, Any], ...], tuple[str, ...], tuple[tuple[int, str], ...]]
+        snapshot = ((), (), ())
+        for i in range(max(start, begin), n):
+            if i == cut:
+                snapshot = (tuple(out), tuple(texts), tuple(removed))
+            one = sent[i - begin]
             if one.results is not None:  # a user message: its items depend on the history
-                decided = tuple(c for c in one.results if c in requests) if requests else ()
+                decided_here = tuple(c for c in one.results if c in requests) if requests else ()
                 message = one.scoped or messages[i]
-                kind = (_USER, decided, i < prompt)
-                items, encoded = get(messages[i], kind, self._user, message, i, prompt, decided)
+                kind = (_USER, decided_here, i < prompt)
+                items, encoded = get(
+                    messages[i], kind, self._user, message, i, prompt, decided_here
+                )
                 out += items
                 texts += encoded
                 continue
@@ -482,11 +516,15 @@ class OpenAIResponsesModel(OpenAIAdapter):
             texts += encoded
             if missing:
                 removed += [(i, item_id) for item_id in missing]
+        if facts is not None and cut is not None and start < cut:
+            # (not after a compaction item at or after the cut: what is sent starts there)
+            asked = prefix.requests.union(*(one.approvals for one in sent[: cut - begin]))
+            state = _InputPrefix(*snapshot, *facts, asked)
+            self._per_prefix.keep(messages, cut, _PREFIX, state)
         warnings = [
             w for w in (_foreign_warning(reasoning, compaction, self.scope),) if w is not None
         ]
-        scoped = [one.scoped or message for one, message in zip(sent, messages, strict=True)]
-        if removed and self._context(scoped) == "all_turns":
+        if removed and self._context(context) == "all_turns":
             where = ", ".join(f"{item_id!r} (messages[{i}])" for i, item_id in removed)
             warnings.append(
                 WarningEvent(
@@ -514,7 +552,15 @@ class OpenAIResponsesModel(OpenAIAdapter):
             return _Sent.of(scoped, _foreign_items(message.parts), foreign=foreign)
         items, missing = _native_items(message.parts, store=self._store)
         approvals = tuple(_server_tools.approval_requests((message,)))
-        return _Sent.of(scoped, items, missing, _compaction_start(message), approvals=approvals)
+        context = (message.provider_details or {}).get("reasoning_context")
+        return _Sent.of(
+            scoped,
+            items,
+            missing,
+            _compaction_start(message),
+            approvals=approvals,
+            context=context if isinstance(context, str) else None,
+        )
 
     def _user(
         self, message: Message, index: int, prompt: int, decided: tuple[str, ...]
@@ -533,18 +579,13 @@ class OpenAIResponsesModel(OpenAIAdapter):
         items += [_developer(note.text) for note in shown_notes(message, index, prompt)]
         return items, [COMPACT.encode(item) for item in items]
 
-    def _context(self, messages: Sequence[Message]) -> str:
+    def _context(self, recorded: str | None) -> str:
         """The `reasoning.context` of a conversation: the one asked for, else the one the
-        service said it used on the latest response, else the model's default."""
+        service said it used on the latest response (`recorded`), else the model's default."""
         asked = self.thinking.context if self.thinking is not None else None
         if asked is not None and asked != "auto":
             return asked
-        for message in reversed(messages):
-            if message.role == "assistant" and message.scope == self.scope:
-                recorded = (message.provider_details or {}).get("reasoning_context")
-                if isinstance(recorded, str):
-                    return recorded
-        return default_context(self.model_name)
+        return recorded if recorded is not None else default_context(self.model_name)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params, warnings, text = self._prepared(request)
@@ -1047,6 +1088,31 @@ def _opaque(item: Any, details: ProviderDetails | None = None) -> OpaqueBlock:
 
 _SENT = "sent"
 _USER = "user"
+_PREFIX = "input"
+
+
+@dataclass(frozen=True, slots=True)
+class _InputPrefix:
+    """What `_input` found in a conversation's messages before its current prompt
+    (`PerPrefix`): the items they sent and their JSON, the reasoning items missing from them
+    (by message index); where what is sent starts (the latest compaction), how many other
+    scopes' reasoning and compaction items were left out, the latest `reasoning.context`
+    recorded; the call ids their results answer, those answering approval requests, and the
+    approval requests they hold. No message: a state kept with the conversation's first
+    message must not hold it."""
+
+    items: tuple[dict[str, Any], ...] = ()
+    texts: tuple[str, ...] = ()
+    removed: tuple[tuple[int, str], ...] = ()
+    start: int = 0
+    foreign: tuple[int, int] = (0, 0)
+    context: str | None = None
+    results: frozenset[str] = frozenset()
+    decided: frozenset[str] = frozenset()
+    requests: frozenset[str] = frozenset()
+
+
+_NO_PREFIX = _InputPrefix()
 
 
 @dataclass(frozen=True, slots=True)
@@ -1067,6 +1133,7 @@ class _Sent:
     foreign: tuple[int, int] | None = None
     results: tuple[str, ...] | None = None
     approvals: tuple[str, ...] = ()
+    context: str | None = None
 
     @classmethod
     def of(
@@ -1079,10 +1146,13 @@ class _Sent:
         *,
         results: tuple[str, ...] | None = None,
         approvals: tuple[str, ...] = (),
+        context: str | None = None,
     ) -> _Sent:
         """What a message sends, its items' JSON encoded once here."""
         texts = [COMPACT.encode(item) for item in items]
-        return cls(scoped, items, texts, missing or [], compaction, foreign, results, approvals)
+        return cls(
+            scoped, items, texts, missing or [], compaction, foreign, results, approvals, context
+        )
 
 
 def _compaction_start(message: Message) -> int | None:
