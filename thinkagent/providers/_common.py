@@ -34,6 +34,7 @@ __all__ = [
     "UNREADABLE",
     "AdapterBase",
     "ClientT",
+    "JsonPieces",
     "PerMessage",
     "SharedDict",
     "arguments_json",
@@ -309,18 +310,32 @@ COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=
 NaN)."""
 
 
+JsonPieces = tuple[str, ...]
+"""JSON text in pieces, joined once where the body is written: a long conversation's text is
+copied once into the body, not once per bracket (`json_array`, `json_object`)."""
+
+
 def json_object(
-    members: Iterable[tuple[str, str]], separators: tuple[str, str] = (",", ":")
+    members: Iterable[tuple[str, str | JsonPieces]], separators: tuple[str, str] = (",", ":")
 ) -> str:
-    """A JSON object from its members, each a key and its value's JSON text (encoded before),
-    in order, as `json.dumps` writes it with `separators`."""
+    """A JSON object from its members, each a key and its value's JSON text (encoded before,
+    whole or in pieces), in order, as `json.dumps` writes it with `separators`."""
     item, key = separators
-    return "{" + item.join(json.dumps(k) + key + v for k, v in members) + "}"
+    pieces: list[str] = ["{"]
+    for k, v in members:
+        pieces += (item, json.dumps(k), key) if len(pieces) > 1 else (json.dumps(k), key)
+        if isinstance(v, str):
+            pieces.append(v)
+        else:
+            pieces += v
+    pieces.append("}")
+    return "".join(pieces)
 
 
-def json_array(items: Iterable[str], separator: str = ",") -> str:
-    """A JSON array from its items' JSON text, as `json.dumps` writes it with `separator`."""
-    return "[" + separator.join(items) + "]"
+def json_array(items: Iterable[str], separator: str = ",") -> JsonPieces:
+    """A JSON array from its items' JSON text, as `json.dumps` writes it with `separator`, in
+    pieces (`JsonPieces`)."""
+    return ("[", separator.join(items), "]")
 
 
 class SharedDict(dict[str, Any]):
@@ -360,7 +375,7 @@ def encoded_post(
     post: Callable[..., Awaitable[Any]],
     field: str,
     value: object,
-    text: str,
+    text: JsonPieces,
     omitted: tuple[type, ...],
 ) -> Callable[..., Awaitable[Any]]:
     """A `post` for an SDK resource (in place of its client's, which its methods call with the
@@ -380,7 +395,7 @@ def encoded_post(
         rest = dict(options or {})
         extra = cast("Mapping[str, Any] | None", rest.pop("extra_json", None))
         merged: dict[str, Any] = {**(body or {}), **(extra or {})}
-        members = [
+        members: list[tuple[str, str | JsonPieces]] = [
             (key, text if key == field and item is value else COMPACT.encode(item))
             for key, item in merged.items()
             if not isinstance(item, omitted)

@@ -57,6 +57,7 @@ from ...stream import ModelDelta, PartEnd, StreamBuilder, WarningEvent
 from .._common import (
     COMPACT,
     UNREADABLE,
+    JsonPieces,
     arguments_object,
     connection_error,
     copy_settings,
@@ -442,7 +443,7 @@ class AnthropicModel(ClaudeModel[anthropic.AsyncAnthropic]):
             return await create(**params, stream=True)
         return cast("wire.Message", await create(**params))
 
-    def _messages_json(self, prepared: Prepared) -> tuple[list[dict[str, Any]], str]:
+    def _messages_json(self, prepared: Prepared) -> tuple[list[dict[str, Any]], JsonPieces]:
         """`messages` (`_messages`, its blocks shared: a block with a cache breakpoint copied
         with it, each time), and its JSON text, from each part's JSON encoded once; each turn's
         message and JSON kept with the message it ends (`_turns_encoded`)."""

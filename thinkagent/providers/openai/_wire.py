@@ -28,6 +28,7 @@ from ...messages import Document, Image, Message, TextPart, ToolResult
 from ...stream import MessageAssembler
 from .._common import (
     AdapterBase,
+    JsonPieces,
     connection_error,
     copy_settings,
     encoded_post,
@@ -286,7 +287,7 @@ def send_json(
     typed: Callable[..., Awaitable[Any]],
     params: dict[str, Any],
     field: str,
-    text: str,
+    text: JsonPieces,
     **stream: bool,
 ) -> Awaitable[Any]:
     """`create(**params)` on `client`, with `field`, the conversation, handed to the SDK as JSON

@@ -53,6 +53,7 @@ from ...stream import StreamBuilder, TextDelta, ThinkingDelta, ToolCallDelta, Wa
 from .._common import (
     COMPACT,
     UNREADABLE,
+    JsonPieces,
     arguments_json,
     check_prompt_cache,
     copy_settings,
@@ -242,7 +243,7 @@ class OpenAIChatModel(OpenAIAdapter):
 
     def _prepared(
         self, request: ModelRequest
-    ) -> tuple[dict[str, Any], tuple[WarningEvent, ...], str]:
+    ) -> tuple[dict[str, Any], tuple[WarningEvent, ...], JsonPieces]:
         """The request's keyword arguments (the messages shared: never to be changed), the
         warnings for what had to be adjusted, and the JSON text of the messages."""
         refuse_builtin_tools(

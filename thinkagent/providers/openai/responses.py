@@ -79,6 +79,7 @@ from ...stream import StreamBuilder, ThinkingDelta, ToolCallDelta, WarningEvent
 from .._common import (
     COMPACT,
     UNREADABLE,
+    JsonPieces,
     arguments_json,
     check_prompt_cache,
     copy_settings,
@@ -329,7 +330,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
 
     def _prepared(
         self, request: ModelRequest
-    ) -> tuple[dict[str, Any], tuple[WarningEvent, ...], str]:
+    ) -> tuple[dict[str, Any], tuple[WarningEvent, ...], JsonPieces]:
         """The request's keyword arguments (the items shared: never to be changed), the
         warnings for what had to be adjusted, and the JSON text of the items."""
         settings = merge_settings(self.settings, request.settings)
@@ -438,7 +439,7 @@ class OpenAIResponsesModel(OpenAIAdapter):
 
     def _input(
         self, messages: Sequence[Message]
-    ) -> tuple[list[dict[str, Any]], list[WarningEvent], str]:
+    ) -> tuple[list[dict[str, Any]], list[WarningEvent], JsonPieces]:
         """The `input` items for a history, and the warnings for what was left out of them: other
         scopes' reasoning and compaction items, and, when the model sees every earlier turn's
         reasoning (`reasoning.context` `all_turns`), this scope's reasoning items that are no
