@@ -174,3 +174,17 @@ class PerPrefix:
         for n in {prompt, len(messages)}:
             if n > checked:
                 self.keep(messages, n, kind, state(n))
+
+    def any(
+        self, messages: Sequence[Any], kind: Hashable, test: Callable[[Any], bool], prompt: int
+    ) -> bool:
+        """Whether a message of `messages` passes `test` (what `kind` names), kept as a pass's
+        state (`keep_ends`, `prompt` where the last prompt starts): a conversation's later
+        requests test their new messages only."""
+        checked, found = self.resume(messages, kind)
+        if found:
+            return True
+        end = len(messages)
+        at = next((i for i in range(checked, end) if test(messages[i])), end)
+        self.keep_ends(messages, checked, kind, lambda n: n > at, prompt)
+        return at < end

@@ -1724,16 +1724,8 @@ def _check_media(media: MediaSupport, messages: Sequence[Message], start: int) -
 def _foreign_thinking(messages: Sequence[Message], scope: str) -> bool:
     """Whether another scope's assistant message is in `messages` (its thinking may be left
     out of the request); a conversation's later requests look at their new messages only."""
-    kind = (_FOREIGN, scope)
-    checked, found = _PREFIXES.resume(messages, kind)
-    if found:
-        return True
-    at = next(
-        (i for i in range(checked, len(messages)) if _foreign(messages[i], scope)),
-        len(messages),
-    )
-    _PREFIXES.keep_ends(messages, checked, kind, lambda n: n > at, current_prompt(messages))
-    return at < len(messages)
+    prompt = current_prompt(messages)
+    return _PREFIXES.any(messages, (_FOREIGN, scope), lambda m: _foreign(m, scope), prompt)
 
 
 def _foreign(message: Message, scope: str) -> bool:

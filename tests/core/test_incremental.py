@@ -156,3 +156,23 @@ def test_notes_shown_as_text_are_judged_again_when_the_turn_moves() -> None:
     assert named(later) == named([m.model_copy() for m in later])
     again = [*later, answer.model_copy(), Message.user("Oslo?")]
     assert named(again) is None
+
+
+def test_any_tests_the_new_messages_only_and_remembers_what_it_found() -> None:
+    kept = PerPrefix()
+    history = loop(3)
+    tested: list[int] = []
+
+    def test(message: Message) -> bool:
+        tested.append(history.index(message) if message in history else -1)
+        return message.role == "assistant" and any(
+            isinstance(p, TextPart) and p.text == "answer 1" for p in message.parts
+        )
+
+    assert kept.any(history[:4], "k", test, prompt=0) is False
+    tested.clear()
+    assert kept.any(history, "k", test, prompt=8) is True
+    assert min(tested) == 4  # the first four were tested before
+    tested.clear()
+    assert kept.any([*history, *loop(1)], "k", test, prompt=12) is True
+    assert tested == []  # found in the prefix kept

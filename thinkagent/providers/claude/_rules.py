@@ -618,6 +618,27 @@ class _Link:
     digests: tuple[str | None, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class _ChainPass:
+    """What `ClaudeModel._check_prefix` found, turn by turn, for the conversation's next
+    request: the link it started from, the turns it checked, and after each of them the link,
+    how many turns were kept, the last of them, and how many blocks were left out. A kept turn
+    is never changed once another follows it, and the last is replaced, not changed, when a
+    turn merges into it: what was kept after each turn holds."""
+
+    root: _Link
+    entries: tuple[_Entry, ...]
+    links: tuple[_Link, ...]
+    counts: tuple[int, ...]
+    tails: tuple[_Entry | None, ...]
+    kept: tuple[_Entry, ...]
+    stripped: tuple[_Origin, ...]
+    dropped: tuple[int, ...]
+
+
+_CHAIN_PASS = "claude-chain-pass"
+_DROP_BLOCK = "claude-ran-with-drop-block"
+
 _OPENING = TextPart(text=OPENING)
 
 _ROOTS = 16
@@ -924,19 +945,27 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
             return thinking, thinking.prefix_mismatch_behavior
         if not self._binds:
             return thinking, None
-        stored = any(
-            m.role == "assistant"
-            and (m.scope == self.scope or m.scope in self._compatible)
-            and (m.provider_details or {}).get(_BINDING) == "drop_block"
-            for m in messages
-        )
-        if not stored:
+        if not self._ran_with_drop_block(messages):
             return thinking, None
         if thinking is None:
             return ClaudeThinking.adaptive(prefix_mismatch_behavior="drop_block"), "drop_block"
         if thinking.type in ("adaptive", "enabled"):
             return replace(thinking, prefix_mismatch_behavior="drop_block"), "drop_block"
         return thinking, None
+
+    def _ran_with_drop_block(self, messages: Sequence[Message]) -> bool:
+        """Whether a response of this scope (or a compatible one) in `messages` was produced
+        with `drop_block`; a conversation's later requests look at their new messages only."""
+        scopes = {self.scope, *self._compatible}
+
+        def test(message: Message) -> bool:
+            return (
+                message.role == "assistant"
+                and message.scope in scopes
+                and (message.provider_details or {}).get(_BINDING) == "drop_block"
+            )
+
+        return self._per_prefix.any(messages, _DROP_BLOCK, test, current_prompt(messages))
 
     def _replay(
         self,
@@ -1233,14 +1262,31 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         Blocks recorded without a digest (older histories, models without the check) go as
         they are.
 
-        The chain after each turn is kept with the turn's last message (`_Link`), for the same
-        turn after the same links: a conversation's later requests hash their new turns only.
+        What the check found after each turn is kept for the conversation's next request
+        (`_ChainPass`), which checks the turns after those it shares only; the chain after each
+        turn is also kept with the turn's last message (`_Link`), for the same turn after the
+        same links in another conversation.
         """
-        link = self._prefix_root(chain, binding)
-        stripped: list[_Origin] = []
-        kept: list[_Entry] = []
+        root = self._prefix_root(chain, binding)
+        link, stripped, kept = root, list[_Origin](), list[_Entry]()
+        links: list[_Link] = []
+        counts: list[int] = []
+        tails: list[_Entry | None] = []
+        dropped: list[int] = []
+        start, found_pass = self._per_prefix.resume(messages, _CHAIN_PASS, partial=True)
+        done = cast("_ChainPass | None", found_pass)
+        if done is not None and done.root is root:
+            start = shared(done.entries, entries)
+            if start:
+                links, counts = list(done.links[:start]), list(done.counts[:start])
+                tails, dropped = list(done.tails[:start]), list(done.dropped[:start])
+                link, count, tail = links[-1], counts[-1], tails[-1]
+                kept = [*done.kept[: count - 1], tail] if tail is not None else []
+                stripped = list(done.stripped[: dropped[-1]])
+        else:
+            start = 0
         peek, put = self._per_message.peek, self._per_message.put
-        for entry in entries:
+        for entry in entries[start:]:
             origins = entry.origins
             assert origins is not None  # tracked whenever there is a chain
             ids = tuple(map(id, entry.parts))
@@ -1262,8 +1308,26 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
                     put(last, key, link)
             stripped += [cast("_Origin", origins[k]) for k in link.stripped]
             if link.kept:
+                if kept and kept[-1].role == entry.role:  # merged into a copy: see `_ChainPass`
+                    kept[-1] = copy(kept[-1])
                 origins = _no_origins(len(link.kept))
                 _append(kept, entry.role, link.kept, origins, entry.source, entry.last)
+            links.append(link)
+            counts.append(len(kept))
+            tails.append(kept[-1] if kept else None)
+            dropped.append(len(stripped))
+        if start < len(entries):
+            done = _ChainPass(
+                root,
+                tuple(entries),
+                tuple(links),
+                tuple(counts),
+                tuple(tails),
+                tuple(kept),
+                tuple(stripped),
+                tuple(dropped),
+            )
+            self._per_prefix.keep(messages, len(messages), _CHAIN_PASS, done)
         chain.restore(link.chain)
         if stripped:
             first = stripped[0]

@@ -1,0 +1,36 @@
+"""The prefix check resumed from what it kept for a conversation's earlier request
+(`_ChainPass`) sends what a fresh adapter sends, where a left-out thinking turn merged the turns
+around it."""
+
+from __future__ import annotations
+
+from thinkagent import Message, ModelRequest, TextPart, ThinkingBlock
+from thinkagent.emulator import Emulator
+from thinkagent.providers.claude import AnthropicModel, ClaudeThinking
+
+MODEL = "claude-opus-5-5"
+
+
+def model(emu: Emulator) -> AnthropicModel:
+    return AnthropicModel(
+        MODEL, client=emu.anthropic_client(max_retries=0), thinking=ClaudeThinking.adaptive()
+    )
+
+
+def test_turns_merged_around_left_out_thinking_are_merged_once(emu: Emulator) -> None:
+    served = model(emu)
+    asked = Message.user("What's the weather in Paris?")
+    thought = Message(  # its recorded prefix is not this conversation's: left out, turn and all
+        role="assistant",
+        parts=(ThinkingBlock.signed("Paris, then.", "sig-paris"),),
+        scope=served.scope,
+        provider_details={"prefix_digests": ["not-this-prefix"]},
+    )
+    again = Message.user("And in Rome?")
+    answer = Message(role="assistant", parts=(TextPart(text="Sunny."),), scope=served.scope)
+    served.build_request(ModelRequest(messages=[asked, thought, again]))
+    later = [asked, thought, again, answer, Message.user("And in Oslo?")]
+    sent = served.build_request(ModelRequest(messages=later))
+    fresh = model(emu).build_request(ModelRequest(messages=[m.model_copy() for m in later]))
+    assert sent["messages"] == fresh["messages"]
+    assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "user"]
