@@ -64,7 +64,9 @@ def loop(n: int, scope: str = SCOPE) -> list[Message]:
 
 
 def steps(model: GeminiInteractionsModel, messages: list[Message]) -> tuple[Any, str]:
-    return model._encoded_steps(messages, 0, wire=True)  # pyright: ignore[reportPrivateUsage]
+    """The steps and their JSON text (its pieces joined)."""
+    sent, pieces = model._encoded_steps(messages, 0, wire=True)  # pyright: ignore[reportPrivateUsage]
+    return sent, "".join(pieces)
 
 
 def fresh(messages: list[Message]) -> list[Message]:

@@ -20,7 +20,9 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-__all__ = ["SDK_JSON", "SDK_KNOWN", "Interactions", "body_json", "request_body", "resource"]
+from .._common import JsonPieces, json_object
+
+__all__ = ["SDK_JSON", "SDK_KNOWN", "Interactions", "request_body", "resource"]
 
 SDK_JSON = json.JSONEncoder(separators=(",", ":"))
 """JSON as the SDK writes a body with an extra body merged in (`json.dumps`, ASCII-escaped)."""
@@ -46,7 +48,6 @@ def _load() -> dict[str, Any] | None:
             "generated": (generated, "AsyncInteractions"),
             "request": (models, "CreateInteractionRequest"),
             "body": (models, "CreateInteractionRequestBody"),
-            "coerce": (serializers, "_coerce_iterables_for_type"),
             "allow_unknown": (serializers, "ALLOW_UNKNOWN_UNION_VARIANTS"),
             "from_json": (serializers, "from_json"),
             "raw": (helpers, "to_raw_response_wrapper"),
@@ -79,10 +80,11 @@ def request_body(model: str, steps: list[dict[str, Any]]) -> list[dict[str, Any]
 
 
 def _validated_request(value: dict[str, Any]) -> Any:
-    """`utils.unmarshal(value, CreateInteractionRequest)` without its wrapper model."""
+    """`utils.unmarshal(value, CreateInteractionRequest)` without its wrapper model, nor its
+    walk of the schema's types turning other iterables into lists: the request is JSON data
+    built here (lists), and the model's lax validation takes any sequence for a list."""
     assert _SDK is not None
-    typ = _SDK["request"]
-    return typ.model_validate(_SDK["coerce"](value, typ))
+    return _SDK["request"].model_validate(value)
 
 
 def _dumped(body: Any) -> dict[str, Any]:
@@ -94,22 +96,6 @@ def _read(typ: Any, text: str) -> Any:
     """`utils.unmarshal_json(text, typ)` without its wrapper model."""
     assert _SDK is not None
     return typ.model_validate(_SDK["from_json"](text), context={_SDK["allow_unknown"]: True})
-
-
-def body_json(members: Mapping[str, Any], field: str, value: object, text: str) -> str:
-    """A body as the SDK writes one with an extra body merged in (`json.dumps`, no spaces),
-    `field`, when it holds `value`, written as `text` (its JSON, put together from pieces
-    encoded once) instead of encoded again."""
-    return (
-        "{"
-        + ",".join(
-            SDK_JSON.encode(key)
-            + ":"
-            + (text if key == field and item is value else SDK_JSON.encode(item))
-            for key, item in members.items()
-        )
-        + "}"
-    )
 
 
 def resource(client: object) -> Interactions | None:
@@ -139,10 +125,10 @@ class Interactions(_Base):
     `field`, when it still holds `value`, as `text` (the conversation's JSON, put together from
     pieces encoded once)."""
 
-    _encoded: tuple[str, object, str] | None = None
+    _encoded: tuple[str, object, JsonPieces] | None = None
     _extra_body: Mapping[str, Any] | None = None
 
-    def encoded(self, field: str, value: object, text: str) -> Interactions:
+    def encoded(self, field: str, value: object, text: JsonPieces) -> Interactions:
         """A copy of this resource for one call, writing `field` as `text` while it is `value`."""
         own = object.__new__(Interactions)
         own.__dict__.update(vars(self))
@@ -190,7 +176,11 @@ class Interactions(_Base):
                 if encoded is None:
                     content = SDK_JSON.encode(members)
                 else:
-                    content = body_json(members, *encoded)
+                    field, value, text = encoded
+                    content = json_object(
+                        (key, text if key == field and item is value else SDK_JSON.encode(item))
+                        for key, item in members.items()
+                    )
                 return _SDK["serialized"]("application/json", content=content)  # type: ignore[index]
 
             kwargs["get_serialized_body"] = serialized

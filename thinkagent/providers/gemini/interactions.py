@@ -68,11 +68,13 @@ from ...stream import StreamBuilder, WarningEvent
 from .._common import (
     UNREADABLE,
     AdapterBase,
+    JsonPieces,
     arguments_object,
     connection_error,
     copy_settings,
     detached,
     interrupted,
+    json_array,
     merge_settings,
     received,
     refuse_builtin_tools,
@@ -252,7 +254,7 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         params["input"] = detached(self._steps(messages, start))
         return params
 
-    def _untransformed(self, params: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    def _untransformed(self, params: dict[str, Any]) -> tuple[dict[str, Any], JsonPieces | None]:
         """`_prepare`'s arguments with the steps handed over as the SDK would write them, each
         message's marshalled once (`_wire_steps`): an empty `input`, which the SDK validates
         and writes at no cost, and the steps in `extra_body`, which the SDK merges into the
@@ -351,7 +353,7 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
 
     def _encoded_steps(
         self, messages: Sequence[Message], start: int, *, wire: bool
-    ) -> tuple[list[dict[str, Any]], str]:
+    ) -> tuple[list[dict[str, Any]], JsonPieces]:
         """`_steps`, and with `wire` their JSON text as the SDK writes the list (else "").
 
         What each message sends is derived once (`_facts`, `_message_steps`) and shared, and
@@ -387,15 +389,25 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
         every = (*done.messages, *sent)
         final = min(current, prompt)  # before it, what each message sends is settled
         if final > n:
-            state = _Pass(_last_prompt(facts, n, final, done.current), every[:final])
+            settled = sent[: final - n]
+            state = _Pass(
+                _last_prompt(facts, n, final, done.current),
+                every[:final],
+                (*done.steps, *(step for message_steps, _ in settled for step in message_steps)),
+                (*done.texts, *(text for _, text in settled if text)),
+            )
             self._per_prefix.keep(messages, final, kind, state)
-        steps = [step for message_steps, _ in every[start:] for step in message_steps]
-        texts = [text for _, text in every[start:] if text]
+        if start == 0:  # the whole history: the steps and texts of its prefix kept flat
+            steps = [*done.steps, *(step for message_steps, _ in sent for step in message_steps)]
+            texts = [*done.texts, *(text for _, text in sent if text)]
+        else:
+            steps = [step for message_steps, _ in every[start:] for step in message_steps]
+            texts = [text for _, text in every[start:] if text]
         if start == 0 and (not steps or steps[0]["type"] not in _USER_STEPS):
             opening, text = self._opening(wire)
             steps.insert(0, opening)
             texts.insert(0, text)
-        return steps, "[" + ",".join(texts) + "]" if wire else ""
+        return steps, json_array(texts) if wire else ()
 
     def _opening(self, wire: bool) -> tuple[dict[str, Any], str]:
         """The empty user input that opens a history starting with no user step (as the SDK
@@ -516,7 +528,7 @@ class GeminiInteractionsModel(AdapterBase[genai.Client, GeminiThinking]):
             raise unreadable(exc, scope=self.scope) from exc
         return ModelResponse(parsed.message, warnings) if warnings else parsed
 
-    async def _create(self, params: dict[str, Any], text: str | None) -> object:
+    async def _create(self, params: dict[str, Any], text: JsonPieces | None) -> object:
         """`client.aio.interactions.create(**params)`, by the client's own resource reading and
         writing without a model built per call, the steps in the extra body written as `text`
         (`_interactions_client`), when it is the SDK's."""
@@ -1048,9 +1060,11 @@ class _Pass:
 
     current: int
     messages: tuple[tuple[list[dict[str, Any]], str], ...]
+    steps: tuple[dict[str, Any], ...]  # theirs, in order
+    texts: tuple[str, ...]  # their steps' JSON texts, in order
 
 
-_EMPTY_PASS = _Pass(-1, ())
+_EMPTY_PASS = _Pass(-1, (), (), ())
 
 
 def _last_prompt(facts: Sequence[_Facts], first: int, end: int, before: int) -> int:
