@@ -588,6 +588,36 @@ async def test_the_conversation_is_not_encoded_by_the_sdk(
     await _run(agent, "And in Oslo?", history, stream=True)
 
 
+@pytest.mark.skipif(not HAS_GENAI, reason="google-genai needs Python 3.11+")
+async def test_google_genai_does_not_encode_the_contents(
+    emu: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """google-genai encodes a request body with `json.dumps` when it sends it: the adapter
+    hands it the body already written, the contents put together from each content's JSON,
+    encoded once (the SDK's dump would walk the whole conversation on every request)."""
+    import json
+
+    import google.genai._api_client as api_client
+
+    case = next(c for c in CASES if c.id == "gemini")
+    agent = Agent(case.make(emu, Recorder()), tools=[get_weather])
+    history = (await agent.run("What's the weather in Paris?")).messages
+
+    class Refusing:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(json, name)
+
+        @staticmethod
+        def dumps(value: Any, *args: Any, **kwargs: Any) -> str:
+            if isinstance(value, dict) and "contents" in value:
+                _refuse()
+            return json.dumps(value, *args, **kwargs)
+
+    monkeypatch.setattr(api_client, "json", Refusing())
+    await _run(agent, "And in Rome?", history, stream=False)
+    await _run(agent, "And in Oslo?", history, stream=True)
+
+
 async def test_botocore_neither_validates_nor_serialises_the_conversation(
     emu: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -81,7 +81,7 @@ def conversation(turns: int) -> list[Message]:
 def sent(model: GeminiModel, messages: Sequence[Message]) -> tuple[Any, Any, Any]:
     """What a request for `messages` sends: the contents (JSON data), their warnings, and the
     typed contents."""
-    params, warnings = model._send(ModelRequest(messages=messages, tools=TOOLS))  # pyright: ignore[reportPrivateUsage]
+    _, params, warnings = model._send(ModelRequest(messages=messages, tools=TOOLS))  # pyright: ignore[reportPrivateUsage]
     contents = params["config"]["http_options"].extra_body["contents"]
     typed = [c.model_dump(exclude_none=True) for c in model.build_messages(messages)]
     return contents, [(w.code, w.message) for w in warnings], typed

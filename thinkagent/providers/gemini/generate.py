@@ -26,7 +26,9 @@ import enum
 import importlib
 import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from copy import copy
 from dataclasses import dataclass
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -58,11 +60,14 @@ from ...stream import StreamBuilder, WarningEvent
 from .._common import (
     UNREADABLE,
     AdapterBase,
+    JsonPieces,
     SharedDict,
     arguments_object,
     connection_error,
     copy_settings,
     interrupted,
+    json_array,
+    json_object,
     merge_settings,
     received,
     retryable_status,
@@ -334,7 +339,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
 
     def _send(
         self, request: ModelRequest, *, stream: bool = False
-    ) -> tuple[dict[str, Any], tuple[WarningEvent, ...]]:
+    ) -> tuple[Any, dict[str, Any], tuple[WarningEvent, ...]]:
         """`generate_content`'s arguments for `request`, its history handed over as the JSON
         data the SDK would make of it, each content converted once (`_wire`) by the SDK's own
         converters: a placeholder in `contents`, which the SDK converts at no cost, and the
@@ -342,16 +347,19 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         body in their place (ADR 180); the config as its fields, so the SDK does not deep-copy
         the contents with it. The typed `contents` when the SDK's converters cannot be found.
         The contents come from `_replay`, which passes over the messages the conversation's
-        last request did not leave final."""
+        last request did not leave final. With them, the client's `aio.models` to call: for
+        one call, where the SDK encodes the body, one that writes the contents' JSON from each
+        content's, encoded once (`_EncodedBody`)."""
         params, warnings = self._prepare(request, stream=stream)  # its checks come first
         wire = _CONVERT is not None
         contents, noted = self._replay(request.messages, wire)
         note = noted_warning(noted, why=_NO_SYSTEM_ROLE, scope=self.scope)
         if note is not None:
             warnings = (*warnings, note)
+        models: Any = self.client.aio.models
         if not wire:
             params["contents"] = [c.model_copy(deep=True) for c in contents]
-            return params, warnings
+            return models, params, warnings
         config = cast("types.GenerateContentConfig", params["config"])
         given = config.http_options
         extra = given.extra_body if given is not None else None
@@ -364,7 +372,8 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         # body with it, a walk of the conversation), and builds one from fields as they are.
         fields = {name: getattr(config, name) for name in config.model_fields_set}
         params["config"] = {**fields, "http_options": options}
-        return params, warnings
+        text = json_array(map(_TEXT, contents), ", ")
+        return _EncodedBody.models(models, contents, text), params, warnings
 
     def build_messages(self, messages: Sequence[Message]) -> list[types.Content]:
         """The `contents` for a history: this scope's parts replayed in order, each signature
@@ -524,7 +533,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
     def _wire(self, content: types.Content) -> dict[str, Any]:
         """A content as the SDK puts it in the request body (`_CONVERT`)."""
         assert _CONVERT is not None
-        return SharedDict(_CONVERT(content, vertex=self.scope == "vertex"))
+        return _WireContent(_CONVERT(content, vertex=self.scope == "vertex"))
 
     def _user_content(
         self, message: Message, index: int, generated: set[str]
@@ -568,9 +577,9 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         return part
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        params, warnings = self._send(request)
+        models, params, warnings = self._send(request)
         try:
-            response = await self.client.aio.models.generate_content(**params)  # pyright: ignore[reportUnknownMemberType]
+            response = await models.generate_content(**params)
         except _VENDOR_ERRORS as exc:
             raise self.map_error(exc) from exc
         try:
@@ -636,12 +645,12 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         each part closes, then the complete `ModelResponse` (its parts as in the non-streamed
         one: see `_Parts`). A stream that breaks or ends without a finish reason raises
         `StreamInterrupted` with what had arrived, unsigned."""
-        params, warnings = self._send(request, stream=True)
+        models, params, warnings = self._send(request, stream=True)
         for warning in warnings:
             yield warning
         parts = _Parts()
         try:
-            chunks = await self.client.aio.models.generate_content_stream(**params)  # pyright: ignore[reportUnknownMemberType]
+            chunks = await models.generate_content_stream(**params)
             try:  # the SDK sends lazily: the request goes out on the first read
                 async for chunk in chunks:
                     for event in parts.chunk(chunk):
@@ -1162,7 +1171,7 @@ def _role(content: Any) -> str | None:
 def _joined(first: Any, second: Any, *, wire: bool) -> Any:
     """Two contents of one role as one, parts in order (typed, or as the SDK's JSON data)."""
     if wire:
-        return SharedDict(first, parts=[*first.get("parts", ()), *second.get("parts", ())])
+        return _WireContent(first, parts=[*first.get("parts", ()), *second.get("parts", ())])
     return types.Content(role=first.role, parts=[*(first.parts or ()), *(second.parts or ())])
 
 
@@ -1188,6 +1197,79 @@ def _converter() -> Callable[..., dict[str, Any]] | None:
 
 
 _CONVERT = _converter()
+
+
+class _WireContent(SharedDict):
+    """A content as the SDK puts it in the request body, with its JSON text as the SDK writes
+    it (`json.dumps`): derived once, like the content (`_EncodedBody`)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.text = json.dumps(self)
+
+
+class _EncodedBody:
+    """The client's API client for one `generate_content(_stream)` call, whose request body,
+    which the SDK encodes as `json.dumps` does when the request is built (`_build_request`),
+    is written with its `contents`, when they are the call's, as `text` (JSON put together
+    from each content's, encoded once) instead of encoded again (ADR 180). Everything else,
+    the body's other members, the transport, authentication, retries, errors and the reading
+    of the response, is the SDK's: the methods that build a request run on this object (so
+    they build it here), and every other attribute is the client's own."""
+
+    def __init__(self, api: Any, contents: object, text: JsonPieces) -> None:
+        self._api, self._contents, self._text = api, contents, text
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._api, name)
+
+    def _build_request(self, *args: Any, **kwargs: Any) -> Any:
+        request = self._api._build_request(*args, **kwargs)
+        data = request.data
+        if (
+            isinstance(data, dict)
+            and cast("dict[str, Any]", data).get("contents") is self._contents
+        ):
+            members = cast("dict[str, Any]", data).items()
+            request.data = json_object(
+                ((k, self._text if k == "contents" else json.dumps(v)) for k, v in members),
+                (", ", ": "),
+            ).encode()
+        return request
+
+    @staticmethod
+    def models(models: Any, contents: object, text: JsonPieces) -> Any:
+        """`models` (the client's `aio.models`) for one call sending `contents` as `text`;
+        `models` itself when its API client is not the SDK's this knows."""
+        api = getattr(models, "_api_client", None)
+        if _ENCODED_METHODS is None or type(api) is not _ENCODED_METHODS[0]:
+            return models
+        own = copy(models)
+        own._api_client = _EncodedBody(api, contents, text)
+        return own
+
+
+def _encoded_methods() -> tuple[type, ...] | None:
+    """The SDK's API client class, with the methods `_EncodedBody` runs as its own (they call
+    `_build_request`); None when this SDK has other names for them."""
+    try:
+        from google.genai._api_client import BaseApiClient
+    except ImportError:  # pragma: no cover - another SDK
+        return None
+    names = ("async_request", "async_request_streamed", "_build_request")
+    if not all(callable(getattr(BaseApiClient, n, None)) for n in names):
+        return None  # pragma: no cover - another SDK
+    _EncodedBody.async_request = BaseApiClient.async_request  # type: ignore[attr-defined]
+    _EncodedBody.async_request_streamed = BaseApiClient.async_request_streamed  # type: ignore[attr-defined]
+    return (BaseApiClient,)
+
+
+_ENCODED_METHODS = _encoded_methods()
+
+
+_TEXT = attrgetter("text")
 
 
 def _client_extra_body(client: genai.Client) -> dict[str, Any] | None:
