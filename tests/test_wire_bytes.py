@@ -524,9 +524,10 @@ async def test_a_request_resumed_from_what_was_kept_sends_the_typed_call_s_bytes
     await _run(agent, "And in Oslo?", history[:-4], stream=False)
     other = Agent(twin, tools=[get_weather], instructions="Answer in one word.")
     noted = await _run(other, "And in Nice?", history, stream=False)
+    await _run(agent, "And in Brest?", history, stream=False)  # before the note, as it was
     for prompt in ("And in Lyon?", "And in Metz?"):
         await _run(other, prompt, noted, stream=False)
-    assert twin.compared >= 16
+    assert twin.compared >= 18
     assert not recorder.sent
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from itertools import islice
+from itertools import islice, repeat
 from operator import is_
 from typing import Any, TypeVar, cast
 
@@ -107,10 +107,10 @@ class PerPrefix:
     (`PerMessage`): they go when the conversation does. More than one, because a conversation
     grows two ways: a run's next request extends the last one (resumed from its end), and the
     next run often starts again from the same history with another prompt (resumed from where
-    the last run's prompt began, kept before the run's two ends). A request resumes only from a prefix its history starts with, the same
-    messages by identity, which one pass over the prefix's references checks. A state is
-    shared: callers copy what they change. A state must hold no message (it names them by
-    index): the first message would keep itself alive.
+    the last run's prompt began, kept before the run's two ends). A request resumes only from
+    a prefix its history starts with, the same messages by identity, which one pass over the
+    prefix's references checks. A state is shared: callers copy what they change. A state
+    must hold no message (it names them by index): the first message would keep itself alive.
     """
 
     __slots__ = ("_kept",)
@@ -152,10 +152,14 @@ class PerPrefix:
     def keep(self, messages: Sequence[Any], n: int, kind: Hashable, state: Any) -> None:
         """Keep `state`, what the pass found in `messages[:n]`, for the next requests (in place
         of one kept at the same length, else of the one kept first). The first message is not
-        among the references kept (it holds them)."""
+        among the references kept (it holds them): a history holding it again is not kept."""
         if not n or messages[0] is None:
             return
-        entry = (tuple(islice(messages, 1, n)), state)
+        first = messages[0]
+        rest = tuple(islice(messages, 1, n))
+        if any(map(is_, rest, repeat(first))):  # it would hold itself: not kept
+            return
+        entry = (rest, state)
         kept = cast("list[tuple[tuple[Any, ...], Any]] | None", self._kept.peek(messages[0], kind))
         others = [e for e in kept or () if len(e[0]) != n - 1]
         self._kept.put(messages[0], kind, [entry, *others[: self.SLOTS - 1]])
@@ -171,7 +175,7 @@ class PerPrefix:
         """Keep what a pass found past `checked` (`state(n)` for the first `n` messages) where
         the history's last prompt starts and at its end: the next run from the same history,
         the run's next step."""
-        for n in {prompt, len(messages)}:
+        for n in sorted({prompt, len(messages)}):
             if n > checked:
                 self.keep(messages, n, kind, state(n))
 

@@ -1691,7 +1691,7 @@ def _check_media(media: MediaSupport, messages: Sequence[Message], start: int) -
     kind = (_MEDIA, media)
     checked, kept = _PREFIXES.resume(messages, kind)
     moved = cast("int | None", kept)  # the first message whose tool result's media moves
-    for i in range(max(start, checked), len(messages)):
+    for i in range(checked, len(messages)):  # what was kept says nothing of the rest
         message = messages[i]
         if message.role != "user":
             continue

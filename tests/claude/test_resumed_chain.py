@@ -34,3 +34,24 @@ def test_turns_merged_around_left_out_thinking_are_merged_once(emu: Emulator) ->
     fresh = model(emu).build_request(ModelRequest(messages=[m.model_copy() for m in later]))
     assert sent["messages"] == fresh["messages"]
     assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "user"]
+
+
+def test_the_next_run_from_the_same_history_sees_the_base_before_the_last_note() -> None:
+    """What is in force before a run's prompt is kept for the next run from the same history:
+    a note in the last run's prompt is not in force there."""
+    from thinkagent import SystemNote
+    from thinkagent.providers.claude._notes import recorded_base
+
+    base = {"conversation": {"system": "Answer briefly.", "tools": []}}
+    history = [
+        Message.user("Paris?"),
+        Message(
+            role="assistant", parts=(TextPart(text="Sunny."),), scope="s", provider_details=base
+        ),
+    ]
+    note = SystemNote(text="Answer in one word.", instructions=True)
+    noted = Message(role="user", parts=(TextPart(text="Rome?"), note))
+    first = recorded_base([*history, noted], {"s"})
+    assert first is not None and first.instructions == "Answer in one word."
+    again = recorded_base([*history, Message.user("Oslo?")], {"s"})
+    assert again is not None and again.instructions == "Answer briefly."

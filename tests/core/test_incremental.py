@@ -176,3 +176,14 @@ def test_any_tests_the_new_messages_only_and_remembers_what_it_found() -> None:
     tested.clear()
     assert kept.any([*history, *loop(1)], "k", test, prompt=12) is True
     assert tested == []  # found in the prefix kept
+
+
+def test_a_history_holding_its_first_message_again_is_not_kept() -> None:
+    kept = PerPrefix()
+    history = loop(2)
+    again = [*history, history[0]]  # the same question, the same object
+    kept.keep(again, len(again), "k", "state")
+    assert kept.resume(again, "k") == (0, None)
+    del history, again
+    gc.collect()
+    assert len(kept._kept) == 0  # pyright: ignore[reportPrivateUsage]

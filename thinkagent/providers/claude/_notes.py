@@ -80,7 +80,11 @@ def recorded_base(messages: Sequence[Message], scopes: Collection[str]) -> Base 
     kind = (BASE, frozenset(scopes))
     checked, kept = _IN_FORCE.resume(messages, kind)
     base = cast("Base | None", kept)
+    prompt = current_prompt(messages)
+    at_prompt = base  # what is in force before the last prompt, for the next run from there
     for index in range(checked, len(messages)):
+        if index == prompt:
+            at_prompt = base
         message = messages[index]
         if message.role == "assistant":
             if message.scope in scopes:
@@ -91,7 +95,10 @@ def recorded_base(messages: Sequence[Message], scopes: Collection[str]) -> Base 
             for note in message.notes:
                 base = base.after(note)
     base = base if base is not None and base.at >= 0 else None
-    _IN_FORCE.keep_ends(messages, checked, kind, lambda n: base, current_prompt(messages))
+    at_prompt = at_prompt if at_prompt is not None and at_prompt.at >= 0 else None
+    _IN_FORCE.keep_ends(
+        messages, checked, kind, lambda n: base if n == len(messages) else at_prompt, prompt
+    )
     return base
 
 
