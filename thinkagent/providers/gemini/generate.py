@@ -60,14 +60,11 @@ from ...stream import StreamBuilder, WarningEvent
 from .._common import (
     UNREADABLE,
     AdapterBase,
-    JsonPieces,
     SharedDict,
     arguments_object,
     connection_error,
     copy_settings,
     interrupted,
-    json_array,
-    json_object,
     merge_settings,
     received,
     retryable_status,
@@ -372,8 +369,7 @@ class GeminiModel(AdapterBase[genai.Client, GeminiThinking]):
         # body with it, a walk of the conversation), and builds one from fields as they are.
         fields = {name: getattr(config, name) for name in config.model_fields_set}
         params["config"] = {**fields, "http_options": options}
-        text = json_array(map(_TEXT, contents), ", ")
-        return _EncodedBody.models(models, contents, text), params, warnings
+        return _EncodedBody.models(models, contents), params, warnings
 
     def build_messages(self, messages: Sequence[Message]) -> list[types.Content]:
         """The `contents` for a history: this scope's parts replayed in order, each signature
@@ -1200,27 +1196,27 @@ _CONVERT = _converter()
 
 
 class _WireContent(SharedDict):
-    """A content as the SDK puts it in the request body, with its JSON text as the SDK writes
-    it (`json.dumps`): derived once, like the content (`_EncodedBody`)."""
+    """A content as the SDK puts it in the request body, with its JSON as the SDK writes it
+    (`json.dumps`, ASCII, as bytes): derived once, like the content (`_EncodedBody`)."""
 
     __slots__ = ("text",)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.text = json.dumps(self)
+        self.text = json.dumps(self).encode()
 
 
 class _EncodedBody:
     """The client's API client for one `generate_content(_stream)` call, whose request body,
     which the SDK encodes as `json.dumps` does when the request is built (`_build_request`),
-    is written with its `contents`, when they are the call's, as `text` (JSON put together
-    from each content's, encoded once) instead of encoded again (ADR 180). Everything else,
+    is written with its `contents`, when they are the call's, from each content's JSON,
+    encoded once (`_WireContent`), instead of encoded again (ADR 180). Everything else,
     the body's other members, the transport, authentication, retries, errors and the reading
     of the response, is the SDK's: the methods that build a request run on this object (so
     they build it here), and every other attribute is the client's own."""
 
-    def __init__(self, api: Any, contents: object, text: JsonPieces) -> None:
-        self._api, self._contents, self._text = api, contents, text
+    def __init__(self, api: Any, contents: list[_WireContent]) -> None:
+        self._api, self._contents = api, contents
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._api, name)
@@ -1232,22 +1228,26 @@ class _EncodedBody:
             isinstance(data, dict)
             and cast("dict[str, Any]", data).get("contents") is self._contents
         ):
-            members = cast("dict[str, Any]", data).items()
-            request.data = json_object(
-                ((k, self._text if k == "contents" else json.dumps(v)) for k, v in members),
-                (", ", ": "),
-            ).encode()
+            # as `json.dumps(data).encode()` writes it (ASCII), joined once as bytes
+            pieces: list[bytes] = []
+            for key, value in cast("dict[str, Any]", data).items():
+                pieces += (b", " if pieces else b"{", json.dumps(key).encode(), b": ")
+                if key == "contents":
+                    pieces += (b"[", b", ".join(map(_TEXT, self._contents)), b"]")
+                else:
+                    pieces.append(json.dumps(value).encode())
+            request.data = b"".join((*pieces, b"}")) if pieces else b"{}"
         return request
 
     @staticmethod
-    def models(models: Any, contents: object, text: JsonPieces) -> Any:
-        """`models` (the client's `aio.models`) for one call sending `contents` as `text`;
-        `models` itself when its API client is not the SDK's this knows."""
+    def models(models: Any, contents: list[_WireContent]) -> Any:
+        """`models` (the client's `aio.models`) for one call sending `contents` from their
+        JSON; `models` itself when its API client is not the SDK's this knows."""
         api = getattr(models, "_api_client", None)
         if _ENCODED_METHODS is None or type(api) is not _ENCODED_METHODS[0]:
             return models
         own = copy(models)
-        own._api_client = _EncodedBody(api, contents, text)
+        own._api_client = _EncodedBody(api, contents)
         return own
 
 
