@@ -23,7 +23,7 @@ Pure Python: no vendor SDK is imported here.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from .._memo import PerPrefix
 from ..errors import HistoryError
@@ -101,15 +101,19 @@ def notes_as_text_warning(
     text (`why` says why), naming the messages whose notes went so; None when none did. A
     conversation's later requests look at their new messages only (`PerPrefix`)."""
     prompt = current_prompt(messages)
-    start, kept = _SHOWN.resume(messages, NOTES_AS_TEXT, _same_side(prompt))
-    shown = cast("tuple[tuple[int, ...], int]", kept)[0] if kept else ()
+    start, kept = _SHOWN.resume(messages, NOTES_AS_TEXT, same_turn(prompt))
+    shown = cast("_Shown", kept).indexes if kept else ()
     shown += tuple(
         i
         for i in range(start, len(messages))
         if messages[i].role == "user" and shown_notes(messages[i], i, prompt)
     )
     _SHOWN.keep_ends(
-        messages, start, NOTES_AS_TEXT, lambda n: (tuple(i for i in shown if i < n), prompt), prompt
+        messages,
+        start,
+        NOTES_AS_TEXT,
+        lambda n: _Shown(tuple(i for i in shown if i < n), prompt),
+        prompt,
     )
     return noted_warning(shown, why=why, scope=scope)
 
@@ -129,23 +133,27 @@ def noted_warning(noted: Sequence[int], *, why: str, scope: str) -> WarningEvent
     )
 
 
+class _Shown(NamedTuple):
+    """The messages of a conversation's first ones whose notes went as text, and where the
+    current turn started then (`notes_as_text_warning`)."""
+
+    indexes: tuple[int, ...]
+    prompt: int
+
+
 _SHOWN = PerPrefix()
-"""The messages of a conversation's first ones whose notes went as text, and where the current
-turn started then (`notes_as_text_warning`)."""
 
 
-def _same_side(prompt: int) -> Callable[[int, Any], bool]:
+def same_turn(prompt: int) -> Callable[[int, Any], bool]:
+    """Whether a state a pass kept for `n` messages, found with the current turn starting at
+    its `prompt`, holds for a request whose turn starts at `prompt`: each of the messages is on
+    the same side of both (a turn-scoped note is shown in its turn only; `PerPrefix`)."""
+
     def usable(n: int, state: Any) -> bool:
-        return same_turn(n, cast("tuple[tuple[int, ...], int]", state)[1], prompt)
+        then = cast("int", state.prompt)
+        return then == prompt or n <= min(then, prompt)
 
     return usable
-
-
-def same_turn(n: int, then: int, prompt: int) -> bool:
-    """Whether what a pass found in `n` messages with the current turn starting at `then`
-    holds for a request whose turn starts at `prompt`: each of the messages is on the same side
-    of both (a turn-scoped note is shown in its turn only; `PerPrefix`)."""
-    return then == prompt or n <= min(then, prompt)
 
 
 def check_note_tools(

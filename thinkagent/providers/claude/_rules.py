@@ -572,17 +572,7 @@ class _Folded:
 
     entries: tuple[_Entry, ...]
     unreadable: tuple[str, ...]
-    prompt: int  # where the current turn started when they were folded (`current_prompt`)
-
-    @staticmethod
-    def usable(prompt: int) -> Callable[[int, Any], bool]:
-        """Whether the turns kept for `n` messages serve a request whose current turn starts
-        at `prompt` (`same_turn`)."""
-
-        def usable(n: int, state: Any) -> bool:
-            return same_turn(n, cast("_Folded", state).prompt, prompt)
-
-        return usable
+    prompt: int  # where the current turn started when they were folded (`same_turn`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1006,9 +996,9 @@ class ClaudeModel(AdapterBase[ClientT, ClaudeThinking]):
         prompt = current_prompt(messages)  # notes shown as text depend on it (`shown_notes`)
         # The turns of a conversation's first messages are kept, where this request's prompt
         # starts and at its end, for its next requests (`PerPrefix`): they fold the messages
-        # after them only, when those were folded with the same turn (`_Folded.usable`).
+        # after them only, when those were folded with the same turn (`same_turn`).
         folding = (_TURNS, native_thinking, track)
-        start, kept = self._per_prefix.resume(messages, folding, _Folded.usable(prompt))
+        start, kept = self._per_prefix.resume(messages, folding, same_turn(prompt))
         if kept is None:
             start, entries, unreadable = 0, [], []
         else:
